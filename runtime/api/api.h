@@ -1,0 +1,92 @@
+/* The MPI C API layer: argument checks, handle translation, error handlers. It calls
+ * into the core and is the only layer that knows MPI error classes. */
+#ifndef SKN_API_H
+#define SKN_API_H
+
+#include <stdarg.h>
+
+#include "../core/core.h"
+
+/* MPI_X is a weak alias of PMPI_X so that profiling tools can wrap MPI_X. */
+#define SKN_WEAK_ALIAS(name) \
+  extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
+
+#define SKN_TAG_UB 0x7fffffff
+
+/* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
+ * calling rank's error handler, and returns what the MPI call must return. */
+SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The calling rank; fatal when called from a thread that belongs to no rank. */
+SKN_INTERNAL skn_rank *skn_api_self_slow(const char *fn);
+static inline skn_rank *skn_api_self(const char *fn) {
+  skn_rank *me = skn_rank_self();
+  return SKN_LIKELY(me != NULL) ? me : skn_api_self_slow(fn);
+}
+
+static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (SKN_UNLIKELY(((unsigned)h >> 24) != SKN_KIND_COMM || idx >= (unsigned)me->ncomms)) return NULL;
+  skn_comm_view *v = &me->comms[idx];
+  return SKN_LIKELY(v->comm != NULL) ? v : NULL;
+}
+
+static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
+  (void)me;
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (SKN_UNLIKELY(((unsigned)h >> 24) != SKN_KIND_DATATYPE || idx == 0 || idx >= SKN_DT_PREDEFINED_COUNT))
+    return NULL;
+  return &skn_dt_predefined[idx];
+}
+
+SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);
+
+/* Status of a completed request. */
+static inline void skn_api_set_status(MPI_Status *st, const skn_req *r) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = r->st_src;
+  st->MPI_TAG = r->st_tag;
+  st->skn_cancelled = r->cancelled;
+  st->skn_bytes = (long long)r->bytes;
+}
+
+static inline void skn_api_empty_status(MPI_Status *st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->skn_cancelled = 0;
+  st->skn_bytes = 0;
+}
+
+static inline void skn_api_proc_null_status(MPI_Status *st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->skn_cancelled = 0;
+  st->skn_bytes = 0;
+}
+
+/* Records what the rank blocks in, for the deadlock report. */
+static inline void skn_api_enter(skn_rank *me, const char *fn, const char *origin, int peer, int tag) {
+  me->call.fn = fn;
+  me->call.origin = origin;
+  me->call.peer = peer;
+  me->call.tag = tag;
+}
+static inline void skn_api_leave(skn_rank *me) { me->call.fn = NULL; }
+
+/* Completes a finished request for the user: status, error, handle release. */
+SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r, MPI_Status *st);
+/* The request instance that actually completes: r itself, or a persistent request's
+ * active instance (NULL when inactive). */
+static inline skn_req *skn_api_active(skn_req *r) { return r->kind == SKN_REQ_PERSISTENT ? r->inner : r; }
+
+/* Frees a persistent request's saved arguments (p2p.c). */
+SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
+
+/* Buffered sends (request.c). */
+SKN_INTERNAL int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn);
+
+#endif

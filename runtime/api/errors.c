@@ -1,0 +1,202 @@
+/* Error classes, error strings and error handlers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+
+static const char *const class_names[MPI_ERR_LASTCODE + 1][2] = {
+    [MPI_SUCCESS] = {"MPI_SUCCESS", "no error"},
+    [MPI_ERR_BUFFER] = {"MPI_ERR_BUFFER", "invalid buffer pointer"},
+    [MPI_ERR_COUNT] = {"MPI_ERR_COUNT", "invalid count argument"},
+    [MPI_ERR_TYPE] = {"MPI_ERR_TYPE", "invalid datatype"},
+    [MPI_ERR_TAG] = {"MPI_ERR_TAG", "invalid tag"},
+    [MPI_ERR_COMM] = {"MPI_ERR_COMM", "invalid communicator"},
+    [MPI_ERR_RANK] = {"MPI_ERR_RANK", "invalid rank"},
+    [MPI_ERR_REQUEST] = {"MPI_ERR_REQUEST", "invalid request"},
+    [MPI_ERR_ROOT] = {"MPI_ERR_ROOT", "invalid root"},
+    [MPI_ERR_GROUP] = {"MPI_ERR_GROUP", "invalid group"},
+    [MPI_ERR_OP] = {"MPI_ERR_OP", "invalid operation"},
+    [MPI_ERR_TOPOLOGY] = {"MPI_ERR_TOPOLOGY", "invalid topology"},
+    [MPI_ERR_DIMS] = {"MPI_ERR_DIMS", "invalid dimension argument"},
+    [MPI_ERR_ARG] = {"MPI_ERR_ARG", "invalid argument"},
+    [MPI_ERR_UNKNOWN] = {"MPI_ERR_UNKNOWN", "unknown error"},
+    [MPI_ERR_TRUNCATE] = {"MPI_ERR_TRUNCATE", "message truncated"},
+    [MPI_ERR_OTHER] = {"MPI_ERR_OTHER", "other error"},
+    [MPI_ERR_INTERN] = {"MPI_ERR_INTERN", "internal error"},
+    [MPI_ERR_PENDING] = {"MPI_ERR_PENDING", "pending request"},
+    [MPI_ERR_IN_STATUS] = {"MPI_ERR_IN_STATUS", "error code is in status"},
+    [MPI_ERR_ACCESS] = {"MPI_ERR_ACCESS", "permission denied"},
+    [MPI_ERR_AMODE] = {"MPI_ERR_AMODE", "invalid amode"},
+    [MPI_ERR_ASSERT] = {"MPI_ERR_ASSERT", "invalid assert"},
+    [MPI_ERR_BAD_FILE] = {"MPI_ERR_BAD_FILE", "invalid file name"},
+    [MPI_ERR_BASE] = {"MPI_ERR_BASE", "invalid base"},
+    [MPI_ERR_CONVERSION] = {"MPI_ERR_CONVERSION", "data conversion error"},
+    [MPI_ERR_DISP] = {"MPI_ERR_DISP", "invalid displacement"},
+    [MPI_ERR_DUP_DATAREP] = {"MPI_ERR_DUP_DATAREP", "data representation already defined"},
+    [MPI_ERR_FILE_EXISTS] = {"MPI_ERR_FILE_EXISTS", "file exists"},
+    [MPI_ERR_FILE_IN_USE] = {"MPI_ERR_FILE_IN_USE", "file in use"},
+    [MPI_ERR_FILE] = {"MPI_ERR_FILE", "invalid file"},
+    [MPI_ERR_INFO_KEY] = {"MPI_ERR_INFO_KEY", "invalid info key"},
+    [MPI_ERR_INFO_NOKEY] = {"MPI_ERR_INFO_NOKEY", "info key not defined"},
+    [MPI_ERR_INFO_VALUE] = {"MPI_ERR_INFO_VALUE", "invalid info value"},
+    [MPI_ERR_INFO] = {"MPI_ERR_INFO", "invalid info object"},
+    [MPI_ERR_IO] = {"MPI_ERR_IO", "I/O error"},
+    [MPI_ERR_KEYVAL] = {"MPI_ERR_KEYVAL", "invalid keyval"},
+    [MPI_ERR_LOCKTYPE] = {"MPI_ERR_LOCKTYPE", "invalid lock type"},
+    [MPI_ERR_NAME] = {"MPI_ERR_NAME", "invalid service name"},
+    [MPI_ERR_NO_MEM] = {"MPI_ERR_NO_MEM", "out of memory"},
+    [MPI_ERR_NOT_SAME] = {"MPI_ERR_NOT_SAME", "arguments differ between processes"},
+    [MPI_ERR_NO_SPACE] = {"MPI_ERR_NO_SPACE", "no space left"},
+    [MPI_ERR_NO_SUCH_FILE] = {"MPI_ERR_NO_SUCH_FILE", "no such file"},
+    [MPI_ERR_PORT] = {"MPI_ERR_PORT", "invalid port"},
+    [MPI_ERR_QUOTA] = {"MPI_ERR_QUOTA", "quota exceeded"},
+    [MPI_ERR_READ_ONLY] = {"MPI_ERR_READ_ONLY", "read-only file"},
+    [MPI_ERR_RMA_CONFLICT] = {"MPI_ERR_RMA_CONFLICT", "conflicting RMA accesses"},
+    [MPI_ERR_RMA_SYNC] = {"MPI_ERR_RMA_SYNC", "wrong RMA synchronization"},
+    [MPI_ERR_SERVICE] = {"MPI_ERR_SERVICE", "invalid service"},
+    [MPI_ERR_SIZE] = {"MPI_ERR_SIZE", "invalid size"},
+    [MPI_ERR_SPAWN] = {"MPI_ERR_SPAWN", "spawn failed"},
+    [MPI_ERR_UNSUPPORTED_DATAREP] = {"MPI_ERR_UNSUPPORTED_DATAREP", "unsupported data representation"},
+    [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"},
+    [MPI_ERR_WIN] = {"MPI_ERR_WIN", "invalid window"},
+    [MPI_ERR_RMA_RANGE] = {"MPI_ERR_RMA_RANGE", "RMA target out of range"},
+    [MPI_ERR_RMA_ATTACH] = {"MPI_ERR_RMA_ATTACH", "memory cannot be attached"},
+    [MPI_ERR_RMA_SHARED] = {"MPI_ERR_RMA_SHARED", "memory cannot be shared"},
+    [MPI_ERR_RMA_FLAVOR] = {"MPI_ERR_RMA_FLAVOR", "wrong window flavor"},
+};
+
+skn_rank *skn_api_self_slow(const char *fn) {
+  skn_fatal("%s called from a thread that belongs to no rank (only threads created by a rank, "
+            "after the runtime started, may call MPI)", fn);
+}
+
+const char *skn_api_comm_name(skn_rank *me, int comm) {
+  skn_comm_view *v = skn_api_comm(me, comm);
+  return v ? v->name : "invalid communicator";
+}
+
+int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) v = &me->comms[1]; /* errors without a valid communicator go to MPI_COMM_WORLD */
+  int h = v->errhandler;
+  if (h == MPI_ERRORS_RETURN) return errclass;
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)me->nerrhs && me->errhs[idx].fn) {
+    int c = comm, code = errclass;
+    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
+    me->errhs[idx].fn(&c, &code);
+    return errclass;
+  }
+  char detail[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  fflush(NULL);
+  skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn,
+          class_names[errclass][1], detail, class_names[errclass][0]);
+  _exit(1);
+}
+
+int PMPI_Error_class(int errorcode, int *errorclass) {
+  if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
+    skn_rank *me = skn_api_self("MPI_Error_class");
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
+  }
+  *errorclass = errorcode;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Error_class);
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+  if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
+    skn_rank *me = skn_api_self("MPI_Error_string");
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
+  }
+  int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode][0], class_names[errorcode][1]);
+  *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Error_string);
+
+/* ------------------------------------------------------------------ error handlers */
+
+static int errh_index(skn_rank *me, int h) {
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (((unsigned)h >> 24) != SKN_KIND_ERRHANDLER || idx == 0 || idx >= (unsigned)me->nerrhs || !me->errhs[idx].live)
+    return -1;
+  return (int)idx;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+  skn_rank *me = skn_api_self("MPI_Comm_create_errhandler");
+  if (!fn) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function=NULL");
+  skn_rank_lock(me);
+  int idx = me->nerrhs;
+  for (int i = 3; i < me->nerrhs; i++)
+    if (!me->errhs[i].live) {
+      idx = i;
+      break;
+    }
+  if (idx == me->nerrhs) {
+    /* capacity grows in powers of two from 8 */
+    if ((me->nerrhs & (me->nerrhs - 1)) == 0 && me->nerrhs >= 8) {
+      skn_errhandler *n = realloc(me->errhs, sizeof *n * (size_t)me->nerrhs * 2);
+      if (!n) {
+        skn_rank_unlock(me);
+        return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
+      }
+      me->errhs = n;
+    }
+    me->nerrhs++;
+  }
+  me->errhs[idx] = (skn_errhandler){true, fn};
+  skn_rank_unlock(me);
+  *errhandler = SKN_HANDLE(SKN_KIND_ERRHANDLER, idx);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_create_errhandler);
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  skn_rank *me = skn_api_self("MPI_Comm_set_errhandler");
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "comm=%#x", (unsigned)comm);
+  if (errh_index(me, errhandler) < 0)
+    return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "errhandler=%#x", (unsigned)errhandler);
+  v->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_set_errhandler);
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+  skn_rank *me = skn_api_self("MPI_Comm_get_errhandler");
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "comm=%#x", (unsigned)comm);
+  *errhandler = v->errhandler;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_get_errhandler);
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  skn_rank *me = skn_api_self("MPI_Comm_call_errhandler");
+  if (!skn_api_comm(me, comm))
+    return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "comm=%#x", (unsigned)comm);
+  int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
+  skn_api_error(me, comm, cls, "MPI_Comm_call_errhandler", "errorcode=%d", errorcode);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_call_errhandler);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
+  skn_rank *me = skn_api_self("MPI_Errhandler_free");
+  int idx = errhandler ? errh_index(me, *errhandler) : -1;
+  if (idx < 0)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+  /* Predefined handlers are never freed; user handlers stay usable by the communicators
+   * that still refer to them, as the standard requires, so only the handle goes away. */
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Errhandler_free);

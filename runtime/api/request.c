@@ -1,0 +1,692 @@
+/* Completion calls (wait, test and their variants), request management, probes,
+ * status queries and buffered sends. Test-style calls yield the worker when nothing is
+ * complete, so that a polling rank cannot starve the rank it waits for. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+static inline skn_req *lookup_or_error(skn_rank *me, const char *fn, MPI_Request h, int *rc) {
+  skn_req *r = skn_req_lookup(me, h);
+  *rc = r ? MPI_SUCCESS
+          : skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "request=%#x is not a valid request", (unsigned)h);
+  return r;
+}
+
+int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r, MPI_Status *st) {
+  skn_req *a = skn_api_active(r);
+  if (!a) { /* inactive persistent request */
+    skn_api_empty_status(st);
+    return MPI_SUCCESS;
+  }
+  skn_api_set_status(st, a);
+  bool truncated = a->truncated;
+  size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
+  int src = a->st_src, tag = a->st_tag;
+  if (r->kind == SKN_REQ_PERSISTENT) {
+    r->inner = NULL;
+    skn_req_release(a);
+  } else {
+    r->handle_live = false;
+    *handle = MPI_REQUEST_NULL;
+    skn_req_release(r);
+  }
+  if (SKN_UNLIKELY(truncated)) {
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TRUNCATE;
+    return skn_api_error(me, a->comm, MPI_ERR_TRUNCATE, fn,
+                         "a message of %zu bytes (source %d, tag %d) arrived for a buffer of %zu bytes", bytes, src,
+                         tag, cap);
+  }
+  return MPI_SUCCESS;
+}
+
+static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
+  skn_api_enter(me, fn, a->origin, a->origin_peer, a->kind == SKN_REQ_RECV ? a->tag : a->tag);
+}
+
+/* ------------------------------------------------------------------ wait */
+
+int PMPI_Wait(MPI_Request *req, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Wait");
+  if (*req == MPI_REQUEST_NULL) {
+    skn_api_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int rc;
+  skn_req *r = lookup_or_error(me, "MPI_Wait", *req, &rc);
+  if (!r) return rc;
+  skn_req *a = skn_api_active(r);
+  if (a && !skn_req_done(a)) {
+    enter_wait(me, "MPI_Wait", a);
+    skn_req_wait(a);
+    skn_api_leave(me);
+  }
+  return skn_api_request_finish(me, "MPI_Wait", req, r, status);
+}
+SKN_WEAK_ALIAS(Wait);
+
+/* Sets error fields of statuses for MPI_ERR_IN_STATUS. */
+static int finish_in_status(skn_rank *me, const char *fn, MPI_Request *h, skn_req *r, MPI_Status *statuses, int i,
+                            bool *any_error) {
+  MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+  /* errors inside multiple completion are reported once, as MPI_ERR_IN_STATUS */
+  skn_req *a = skn_api_active(r);
+  int err = (a && a->truncated) ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  if (err) {
+    a->truncated = false; /* report below, not through finish */
+    *any_error = true;
+  }
+  skn_api_request_finish(me, fn, h, r, st);
+  if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+  return err;
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  static const char fn[] = "MPI_Waitall";
+  skn_rank *me = skn_api_self(fn);
+  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+  for (int i = 0; i < count; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    int rc;
+    skn_req *r = lookup_or_error(me, fn, reqs[i], &rc);
+    if (!r) return rc;
+    skn_req *a = skn_api_active(r);
+    if (a && !skn_req_done(a)) {
+      enter_wait(me, fn, a);
+      skn_req_wait(a);
+    }
+  }
+  skn_api_leave(me);
+  bool any_error = false;
+  int comm = MPI_COMM_WORLD;
+  for (int i = 0; i < count; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) {
+      if (statuses != MPI_STATUSES_IGNORE) skn_api_empty_status(&statuses[i]);
+      continue;
+    }
+    skn_req *r = skn_req_lookup(me, reqs[i]);
+    if (skn_api_active(r)) comm = skn_api_active(r)->comm;
+    finish_in_status(me, fn, &reqs[i], r, statuses, i, &any_error);
+  }
+  if (any_error) return skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Waitall);
+
+/* Index of the first complete active request, -1 when none, -2 when none is active. */
+static int first_done(skn_rank *me, int count, MPI_Request reqs[], int *rc) {
+  bool any_active = false;
+  *rc = MPI_SUCCESS;
+  for (int i = 0; i < count; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    skn_req *r = lookup_or_error(me, "MPI_Waitany", reqs[i], rc);
+    if (!r) return -3;
+    skn_req *a = skn_api_active(r);
+    if (!a) continue;
+    any_active = true;
+    if (skn_req_done(a)) return i;
+  }
+  return any_active ? -1 : -2;
+}
+
+/* Blocks until one of the active requests completes. */
+static void wait_any(skn_rank *me, const char *fn, int count, MPI_Request reqs[]) {
+  skn_unit *self = skn_sched_self();
+  for (;;) {
+    skn_sched_prepare_wait(self);
+    bool done = false;
+    const skn_req *first = NULL;
+    for (int i = 0; i < count && !done; i++) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      skn_req *a = skn_api_active(skn_req_lookup(me, reqs[i]));
+      if (!a) continue;
+      if (!first) first = a;
+      done = !skn_req_register(a, self);
+    }
+    if (done || !first) break;
+    enter_wait(me, fn, first);
+    skn_sched_wait(self);
+  }
+  skn_sched_done_waiting(self);
+  skn_api_leave(me);
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
+  static const char fn[] = "MPI_Waitany";
+  skn_rank *me = skn_api_self(fn);
+  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+  for (;;) {
+    int rc, i = first_done(me, count, reqs, &rc);
+    if (i == -3) return rc;
+    if (i == -2) {
+      *index = MPI_UNDEFINED;
+      skn_api_empty_status(status);
+      return MPI_SUCCESS;
+    }
+    if (i >= 0) {
+      *index = i;
+      return skn_api_request_finish(me, fn, &reqs[i], skn_req_lookup(me, reqs[i]), status);
+    }
+    wait_any(me, fn, count, reqs);
+  }
+}
+SKN_WEAK_ALIAS(Waitany);
+
+/* Completes every complete request; returns how many (MPI_UNDEFINED if none active). */
+static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int indices[],
+                        MPI_Status statuses[], int *rc) {
+  int n = 0;
+  bool any_active = false, any_error = false;
+  int comm = MPI_COMM_WORLD;
+  *rc = MPI_SUCCESS;
+  for (int i = 0; i < count; i++) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    skn_req *r = lookup_or_error(me, fn, reqs[i], rc);
+    if (!r) return 0;
+    skn_req *a = skn_api_active(r);
+    if (!a) continue;
+    any_active = true;
+    if (!skn_req_done(a)) continue;
+    comm = a->comm;
+    indices[n] = i;
+    finish_in_status(me, fn, &reqs[i], r, statuses, n, &any_error);
+    n++;
+  }
+  if (any_error) *rc = skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
+  return any_active ? n : MPI_UNDEFINED;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+  static const char fn[] = "MPI_Waitsome";
+  skn_rank *me = skn_api_self(fn);
+  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+  for (;;) {
+    int rc;
+    int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
+    if (rc != MPI_SUCCESS || n != 0) {
+      *outcount = n;
+      return rc;
+    }
+    wait_any(me, fn, incount, reqs);
+  }
+}
+SKN_WEAK_ALIAS(Waitsome);
+
+/* ------------------------------------------------------------------ test */
+
+int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Test");
+  if (*req == MPI_REQUEST_NULL) {
+    *flag = 1;
+    skn_api_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int rc;
+  skn_req *r = lookup_or_error(me, "MPI_Test", *req, &rc);
+  if (!r) return rc;
+  skn_req *a = skn_api_active(r);
+  if (a && !skn_req_done(a)) {
+    skn_sched_yield();
+    if (!skn_req_done(a)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return skn_api_request_finish(me, "MPI_Test", req, r, status);
+}
+SKN_WEAK_ALIAS(Test);
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+  static const char fn[] = "MPI_Testall";
+  skn_rank *me = skn_api_self(fn);
+  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+  for (int pass = 0; pass < 2; pass++) {
+    bool all = true;
+    for (int i = 0; i < count && all; i++) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      int rc;
+      skn_req *r = lookup_or_error(me, fn, reqs[i], &rc);
+      if (!r) return rc;
+      skn_req *a = skn_api_active(r);
+      all = !a || skn_req_done(a);
+    }
+    if (all) {
+      *flag = 1;
+      return PMPI_Waitall(count, reqs, statuses);
+    }
+    if (pass == 0) skn_sched_yield();
+  }
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Testall);
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+  static const char fn[] = "MPI_Testany";
+  skn_rank *me = skn_api_self(fn);
+  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+  for (int pass = 0; pass < 2; pass++) {
+    int rc, i = first_done(me, count, reqs, &rc);
+    if (i == -3) return rc;
+    if (i == -2) {
+      *flag = 1;
+      *index = MPI_UNDEFINED;
+      skn_api_empty_status(status);
+      return MPI_SUCCESS;
+    }
+    if (i >= 0) {
+      *flag = 1;
+      *index = i;
+      return skn_api_request_finish(me, fn, &reqs[i], skn_req_lookup(me, reqs[i]), status);
+    }
+    if (pass == 0) skn_sched_yield();
+  }
+  *flag = 0;
+  *index = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Testany);
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+  static const char fn[] = "MPI_Testsome";
+  skn_rank *me = skn_api_self(fn);
+  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+  int rc;
+  int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
+  if (rc == MPI_SUCCESS && n == 0) {
+    skn_sched_yield();
+    n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
+  }
+  *outcount = n;
+  return rc;
+}
+SKN_WEAK_ALIAS(Testsome);
+
+/* ------------------------------------------------------------------ request management */
+
+int PMPI_Request_free(MPI_Request *req) {
+  skn_rank *me = skn_api_self("MPI_Request_free");
+  int rc;
+  skn_req *r = lookup_or_error(me, "MPI_Request_free", *req, &rc);
+  if (!r) return rc;
+  if (r->kind == SKN_REQ_PERSISTENT) {
+    if (r->inner) skn_req_release(r->inner); /* it completes on its own */
+    skn_api_persistent_free(r);
+  }
+  r->handle_live = false;
+  *req = MPI_REQUEST_NULL;
+  skn_req_release(r);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Request_free);
+
+int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Request_get_status");
+  if (req == MPI_REQUEST_NULL) {
+    *flag = 1;
+    skn_api_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int rc;
+  skn_req *r = lookup_or_error(me, "MPI_Request_get_status", req, &rc);
+  if (!r) return rc;
+  skn_req *a = skn_api_active(r);
+  if (!a) {
+    *flag = 1;
+    skn_api_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!skn_req_done(a)) skn_sched_yield();
+  *flag = skn_req_done(a);
+  if (*flag) skn_api_set_status(status, a);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Request_get_status);
+
+int PMPI_Cancel(MPI_Request *req) {
+  skn_rank *me = skn_api_self("MPI_Cancel");
+  int rc;
+  skn_req *r = lookup_or_error(me, "MPI_Cancel", *req, &rc);
+  if (!r) return rc;
+  skn_req *a = skn_api_active(r);
+  if (a && !a->cancelled) skn_p2p_cancel(me, a); /* not cancelled if it already matched */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cancel);
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
+  *flag = status->skn_cancelled;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Test_cancelled);
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
+  status->skn_cancelled = flag != 0;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_set_cancelled);
+
+/* ------------------------------------------------------------------ status queries */
+
+static int status_dtype(const char *fn, const MPI_Status *status, MPI_Datatype dt, const skn_dtype **t) {
+  skn_rank *me = skn_api_self(fn);
+  *t = skn_api_dtype(me, dt);
+  if (!*t) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
+  if (!status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "status=MPI_STATUS_IGNORE");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count) {
+  const skn_dtype *t;
+  int rc = status_dtype("MPI_Get_count", status, dt, &t);
+  if (rc) return rc;
+  long long bytes = status->skn_bytes;
+  if (t->size == 0) *count = 0;
+  else *count = bytes % (long long)t->size ? MPI_UNDEFINED : (int)(bytes / (long long)t->size);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Get_count);
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count) {
+  const skn_dtype *t;
+  int rc = status_dtype("MPI_Get_elements", status, dt, &t);
+  if (rc) return rc;
+  long long bytes = status->skn_bytes;
+  if (t->size == 0) {
+    *count = 0;
+  } else if (t->basic_size) {
+    *count = bytes % (long long)t->basic_size ? MPI_UNDEFINED : bytes / (long long)t->basic_size;
+  } else {
+    /* value/index pair types: two basic elements per element, one for a partial one */
+    long long whole = bytes / (long long)t->size, rest = bytes % (long long)t->size;
+    size_t first = t->nblocks > 1 ? t->blocks[0].len : t->size - sizeof(int);
+    *count = 2 * whole + (rest == 0 ? 0 : (rest == (long long)first ? 1 : MPI_UNDEFINED));
+    if (rest && rest != (long long)first) *count = MPI_UNDEFINED;
+  }
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Get_elements_x);
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count) {
+  MPI_Count c;
+  int rc = PMPI_Get_elements_x(status, dt, &c);
+  if (rc == MPI_SUCCESS) *count = (int)c;
+  return rc;
+}
+SKN_WEAK_ALIAS(Get_elements);
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count) {
+  const skn_dtype *t;
+  int rc = status_dtype("MPI_Status_set_elements", status, dt, &t);
+  if (rc) return rc;
+  status->skn_bytes = (long long)count * (long long)(t->basic_size ? t->basic_size : t->size);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_set_elements);
+
+/* ------------------------------------------------------------------ probes */
+
+static int check_probe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, int *ctx) {
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
+  if (tag < 0 && tag != MPI_ANY_TAG) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d", tag);
+  if ((unsigned)source >= (unsigned)v->comm->size) {
+    if (source == MPI_PROC_NULL) return -1;
+    if (source != MPI_ANY_SOURCE)
+      return skn_api_error(me, comm, MPI_ERR_RANK, fn, "source=%d (communicator size %d)", source, v->comm->size);
+  }
+  *ctx = v->comm->ctx;
+  return MPI_SUCCESS;
+}
+
+static void probe_status(MPI_Status *st, const skn_probe_info *info) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = info->src;
+  st->MPI_TAG = info->tag;
+  st->skn_cancelled = 0;
+  st->skn_bytes = (long long)info->bytes;
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Iprobe");
+  int ctx, rc = check_probe(me, "MPI_Iprobe", source, tag, comm, &ctx);
+  if (rc < 0) {
+    *flag = 1;
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  if (rc) return rc;
+  skn_probe_info info;
+  if (!skn_p2p_probe(me, ctx, source, tag, false, &info)) {
+    skn_sched_yield();
+    if (!skn_p2p_probe(me, ctx, source, tag, false, &info)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  probe_status(status, &info);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Iprobe);
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Probe");
+  int ctx, rc = check_probe(me, "MPI_Probe", source, tag, comm, &ctx);
+  if (rc < 0) {
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  if (rc) return rc;
+  skn_probe_info info;
+  skn_api_enter(me, "MPI_Probe", NULL, source, tag);
+  skn_p2p_probe_wait(me, ctx, source, tag, false, &info);
+  skn_api_leave(me);
+  probe_status(status, &info);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Probe);
+
+/* A matched message becomes a message handle: a request slot holding the envelope. */
+static int make_message(skn_rank *me, const char *fn, MPI_Comm comm, skn_req *env, MPI_Message *message) {
+  skn_req *m = skn_req_alloc(me);
+  if (!m) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a message");
+  m->kind = SKN_REQ_MESSAGE;
+  m->inner = env;
+  m->comm = comm;
+  m->handle_live = true;
+  *message = SKN_HANDLE(SKN_KIND_MESSAGE, m->index);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Improbe");
+  int ctx, rc = check_probe(me, "MPI_Improbe", source, tag, comm, &ctx);
+  if (rc < 0) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  if (rc) return rc;
+  skn_probe_info info;
+  skn_req *env = skn_p2p_probe(me, ctx, source, tag, true, &info);
+  if (!env) {
+    skn_sched_yield();
+    env = skn_p2p_probe(me, ctx, source, tag, true, &info);
+  }
+  *flag = env != NULL;
+  if (!env) return MPI_SUCCESS;
+  probe_status(status, &info);
+  return make_message(me, "MPI_Improbe", comm, env, message);
+}
+SKN_WEAK_ALIAS(Improbe);
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Mprobe");
+  int ctx, rc = check_probe(me, "MPI_Mprobe", source, tag, comm, &ctx);
+  if (rc < 0) {
+    *message = MPI_MESSAGE_NO_PROC;
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  if (rc) return rc;
+  skn_probe_info info;
+  skn_api_enter(me, "MPI_Mprobe", NULL, source, tag);
+  skn_req *env = skn_p2p_probe_wait(me, ctx, source, tag, true, &info);
+  skn_api_leave(me);
+  probe_status(status, &info);
+  return make_message(me, "MPI_Mprobe", comm, env, message);
+}
+SKN_WEAK_ALIAS(Mprobe);
+
+static skn_req *message_lookup(skn_rank *me, MPI_Message h) {
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (((unsigned)h >> 24) != SKN_KIND_MESSAGE || idx == 0 || idx > (unsigned)me->req_count) return NULL;
+  skn_req *m = me->req_chunks[idx / SKN_REQ_CHUNK][idx % SKN_REQ_CHUNK];
+  return (m && m->handle_live && m->kind == SKN_REQ_MESSAGE) ? m : NULL;
+}
+
+/* Receives a matched message into r; frees the message handle. */
+static int mrecv_common(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                        skn_req *r) {
+  skn_req *m = message ? message_lookup(me, *message) : NULL;
+  if (!m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "message is not a matched message");
+  const skn_dtype *t = skn_api_dtype(me, dt);
+  if (!t) return skn_api_error(me, m->comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
+  if (count < 0) return skn_api_error(me, m->comm, MPI_ERR_COUNT, fn, "count=%d", count);
+  r->kind = SKN_REQ_RECV;
+  r->buf = buf;
+  r->count = (size_t)count;
+  r->dt = t;
+  r->comm = m->comm;
+  skn_req *env = m->inner;
+  m->handle_live = false;
+  skn_req_release(m);
+  *message = MPI_MESSAGE_NULL;
+  skn_p2p_recv_matched(r, env);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status) {
+  skn_rank *me = skn_api_self("MPI_Mrecv");
+  if (message && *message == MPI_MESSAGE_NO_PROC) {
+    *message = MPI_MESSAGE_NULL;
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  skn_req r;
+  memset(&r, 0, offsetof(skn_req, cell));
+  int rc = mrecv_common(me, "MPI_Mrecv", buf, count, dt, message, &r);
+  if (rc) return rc;
+  skn_api_set_status(status, &r);
+  if (r.truncated) {
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
+    return skn_api_error(me, r.comm, MPI_ERR_TRUNCATE, "MPI_Mrecv", "message of %zu bytes truncated", r.bytes);
+  }
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Mrecv);
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req) {
+  skn_rank *me = skn_api_self("MPI_Imrecv");
+  if (message && *message == MPI_MESSAGE_NO_PROC) {
+    *message = MPI_MESSAGE_NULL;
+    skn_req *r = skn_req_alloc(me);
+    if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
+    r->kind = SKN_REQ_RECV;
+    r->st_src = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    r->handle_live = true;
+    atomic_store(&r->sync, SKN_REQ_DONE);
+    *req = skn_req_handle(r);
+    return MPI_SUCCESS;
+  }
+  skn_req *r = skn_req_alloc(me);
+  if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
+  int rc = mrecv_common(me, "MPI_Imrecv", buf, count, dt, message, r);
+  if (rc) {
+    skn_req_release(r);
+    return rc;
+  }
+  r->handle_live = true;
+  r->origin = "MPI_Imrecv";
+  *req = skn_req_handle(r);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Imrecv);
+
+/* ------------------------------------------------------------------ buffered sends */
+
+/* Frees the segments whose sends have completed. */
+static void bsend_reclaim(skn_rank *me) {
+  for (skn_bsend_seg **p = &me->bsend_segs; *p;) {
+    skn_bsend_seg *s = *p;
+    if (skn_req_done(s->req)) {
+      *p = s->next;
+      skn_req_release(s->req);
+      free(s);
+    } else {
+      p = &s->next;
+    }
+  }
+}
+
+int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn) {
+  size_t bytes = m->count * m->dt->size;
+  bsend_reclaim(me);
+  /* first fit between the live segments, which are kept sorted by offset */
+  size_t off = 0;
+  skn_bsend_seg **at = &me->bsend_segs;
+  for (; *at; at = &(*at)->next) {
+    if ((*at)->off >= off + bytes) break;
+    off = (*at)->off + (*at)->len;
+  }
+  if (!me->bsend_buf || off + bytes > me->bsend_size)
+    return skn_api_error(me, m->comm, MPI_ERR_BUFFER, fn,
+                         "no room for %zu bytes in the attached buffer (%zu bytes attached)", bytes, me->bsend_size);
+  skn_bsend_seg *seg = malloc(sizeof *seg);
+  skn_req *r = skn_req_alloc(me);
+  if (!seg || !r) {
+    free(seg);
+    if (r) skn_req_release(r);
+    return skn_api_error(me, m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  }
+  skn_dt_pack(me->bsend_buf + off, m->buf, m->dt, bytes);
+  skn_msg packed = *m;
+  packed.buf = me->bsend_buf + off;
+  packed.count = bytes;
+  packed.dt = &skn_dt_predefined[4]; /* MPI_BYTE */
+  packed.mode = SKN_MODE_STANDARD;
+  *seg = (skn_bsend_seg){off, bytes, r, *at};
+  *at = seg;
+  skn_p2p_send(me, &packed, r);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_attach(void *buffer, int size) {
+  skn_rank *me = skn_api_self("MPI_Buffer_attach");
+  if (me->bsend_buf)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+  if (size < 0 || (!buffer && size > 0))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach", "buffer=%p size=%d", buffer, size);
+  me->bsend_buf = buffer;
+  me->bsend_size = (size_t)size;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Buffer_attach);
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size) {
+  skn_rank *me = skn_api_self("MPI_Buffer_detach");
+  skn_api_enter(me, "MPI_Buffer_detach", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  for (skn_bsend_seg *s = me->bsend_segs; s; s = s->next) skn_req_wait(s->req);
+  skn_api_leave(me);
+  bsend_reclaim(me);
+  *(void **)buffer_addr = me->bsend_buf;
+  *size = (int)me->bsend_size;
+  me->bsend_buf = NULL;
+  me->bsend_size = 0;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Buffer_detach);

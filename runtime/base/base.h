@@ -1,0 +1,64 @@
+/* Base utilities shared by every runtime layer: visibility, branch hints, spin locks,
+ * futex wrappers, fatal errors. Depends on nothing else in Skein. */
+#ifndef SKN_BASE_H
+#define SKN_BASE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SKN_INTERNAL __attribute__((visibility("hidden")))
+#define SKN_EXPORT __attribute__((visibility("default")))
+#define SKN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SKN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SKN_MUST_USE __attribute__((warn_unused_result))
+#define SKN_CACHELINE 64
+
+static inline void skn_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Test-and-test-and-set lock for short critical sections that never block or switch.
+ * After a few hundred spins it yields the kernel thread: a holder may be a preempted
+ * pthread of an oversubscribed hybrid program. */
+typedef struct { _Atomic uint32_t held; } skn_spinlock;
+#define SKN_SPINLOCK_INIT {0}
+SKN_INTERNAL void skn_spin_lock_slow(skn_spinlock *l);
+static inline void skn_spin_lock(skn_spinlock *l) {
+  if (SKN_LIKELY(!atomic_exchange_explicit(&l->held, 1, memory_order_acquire))) return;
+  skn_spin_lock_slow(l);
+}
+static inline bool skn_spin_trylock(skn_spinlock *l) {
+  return !atomic_load_explicit(&l->held, memory_order_relaxed) &&
+         !atomic_exchange_explicit(&l->held, 1, memory_order_acquire);
+}
+static inline void skn_spin_unlock(skn_spinlock *l) {
+  atomic_store_explicit(&l->held, 0, memory_order_release);
+}
+
+/* futex on a 32-bit word; timeout_ns < 0 waits forever. Returns false on timeout. */
+SKN_INTERNAL bool skn_futex_wait(_Atomic uint32_t *word, uint32_t expected, long timeout_ns);
+SKN_INTERNAL void skn_futex_wake(_Atomic uint32_t *word, int nwaiters);
+
+/* Monotonic time in nanoseconds. */
+SKN_INTERNAL uint64_t skn_now_ns(void);
+
+/* Prints "skein: <message>" on stderr with one write (async-signal-safe formatting is
+ * not needed here; see skn_write_str for signal handlers). */
+SKN_INTERNAL void skn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+SKN_INTERNAL _Noreturn void skn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Async-signal-safe: writes a string / an integer to stderr. */
+SKN_INTERNAL void skn_write_str(const char *s);
+SKN_INTERNAL void skn_write_long(long v);
+
+/* Environment configuration: value of SKEIN_<name> parsed as a size ("8M", "64k") or
+ * integer, or dflt when unset. Malformed values are fatal. */
+SKN_INTERNAL long long skn_env_size(const char *name, long long dflt);
+SKN_INTERNAL long long skn_env_int(const char *name, long long dflt);
+
+#endif

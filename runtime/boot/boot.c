@@ -1,0 +1,279 @@
+/* Start-up and end of a job inside one process.
+ *
+ * Skein takes control before the program's main by interposing __libc_start_main: the
+ * program keeps an ordinary main (in C, C++ or a file that never includes mpi.h), and the
+ * runtime calls it once per rank, each on a user-level thread. exit() and returning from
+ * main end one rank; the process ends when every rank has, with the first non-zero rank
+ * exit code. Threads a rank creates act for that rank. Fatal signals and deadlocks are
+ * reported with the rank they concern. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/core.h"
+#include "../sched/topo.h"
+#include "boot.h"
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*libc_start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+
+static struct {
+  main_fn user_main;
+  int argc;
+  char **argv;
+  char **envp;
+  bool running; /* ranks exist: exit() ends a rank */
+  skn_boot_config cfg;
+  cpu_set_t process_cpus;
+  pthread_key_t thread_key;
+} B;
+
+static _Noreturn void real_exit(int code) {
+  void (*fn)(int) = (void (*)(int))dlsym(RTLD_NEXT, "exit");
+  fn(code);
+  _exit(code);
+}
+
+/* ------------------------------------------------------------------ ranks */
+
+static void rank_end(skn_rank *r, int code) {
+  r->exit_code = code;
+  r->state = SKN_RANK_EXITED;
+  int none = 0;
+  if (code != 0) atomic_compare_exchange_strong(&skn_job_g.first_exit_code, &none, code);
+}
+
+static char **copy_argv(int argc, char **argv) {
+  /* Each rank may permute or edit its argv (getopt does): give each its own. */
+  char **v = calloc((size_t)argc + 1, sizeof(char *));
+  if (!v) skn_fatal("out of memory copying argv");
+  for (int i = 0; i < argc; i++)
+    if (!(v[i] = strdup(argv[i]))) skn_fatal("out of memory copying argv");
+  return v;
+}
+
+static void rank_main(void *arg) {
+  skn_rank *r = arg;
+  int code = B.user_main(B.argc, copy_argv(B.argc, B.argv), B.envp);
+  rank_end(r, code);
+}
+
+/* exit() from a rank ends that rank only; from anywhere else, the process. */
+SKN_EXPORT void exit(int code) {
+  skn_unit *u = skn_sched_self();
+  if (B.running && u && u->kind == SKN_UNIT_ULT && u->owner) {
+    fflush(NULL);
+    rank_end(u->owner, code);
+    skn_sched_exit();
+  }
+  real_exit(code);
+}
+
+/* ------------------------------------------------------------------ threads of a rank */
+
+typedef struct thread_start {
+  void *(*fn)(void *);
+  void *arg;
+  skn_rank *rank;
+  bool unbind; /* drop the worker's single-core binding inherited from the creator */
+} thread_start;
+
+static void thread_done(void *unused) {
+  (void)unused;
+  skn_sched_release_thread();
+}
+
+static void *thread_trampoline(void *p) {
+  thread_start ts = *(thread_start *)p;
+  free(p);
+  if (ts.unbind) sched_setaffinity(0, sizeof B.process_cpus, &B.process_cpus);
+  skn_sched_adopt_thread(ts.rank);
+  pthread_setspecific(B.thread_key, &B); /* any non-NULL value: runs thread_done at exit */
+  return ts.fn(ts.arg);
+}
+
+static bool attr_has_affinity(const pthread_attr_t *attr) {
+  cpu_set_t set;
+  if (!attr || pthread_attr_getaffinity_np(attr, sizeof set, &set) != 0) return false;
+  return CPU_COUNT(&set) < CPU_SETSIZE;
+}
+
+SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+  static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+  if (!real) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+  skn_rank *r = skn_rank_self();
+  if (!r || !B.running) return real(t, attr, fn, arg);
+  thread_start *ts = malloc(sizeof *ts);
+  if (!ts) return EAGAIN;
+  *ts = (thread_start){fn, arg, r, B.cfg.bind && !attr_has_affinity(attr)};
+  int rc = real(t, attr, thread_trampoline, ts);
+  if (rc != 0) free(ts);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ fatal signals */
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "segmentation fault (SIGSEGV)";
+    case SIGBUS: return "bus error (SIGBUS)";
+    case SIGFPE: return "floating-point exception (SIGFPE)";
+    case SIGILL: return "illegal instruction (SIGILL)";
+    case SIGABRT: return "abort() (SIGABRT)";
+    default: return "fatal signal";
+  }
+}
+
+static void write_rank_prefix(skn_rank *r) {
+  skn_write_str("skein: rank ");
+  if (r) skn_write_long(r->world_rank);
+  else skn_write_str("?");
+  skn_write_str(": ");
+}
+
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  skn_unit *overflowed = (sig == SIGSEGV || sig == SIGBUS) ? skn_sched_unit_by_guard(si->si_addr) : NULL;
+  skn_unit *u = overflowed ? overflowed : skn_sched_self();
+  skn_rank *r = u ? (skn_rank *)u->owner : NULL;
+  write_rank_prefix(r);
+  if (overflowed) {
+    skn_write_str("stack overflow (the stack of a rank is ");
+    skn_write_long((long)(B.cfg.stack_size >> 10));
+    skn_write_str(" KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
+  } else {
+    skn_write_str(signal_name(sig));
+  }
+  if (r && r->call.fn) {
+    skn_write_str(" in ");
+    skn_write_str(r->call.fn);
+  }
+  skn_write_str("\n");
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_signal_handlers(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fatal_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old;
+    /* leave handlers installed by sanitizers or debuggers alone */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL) continue;
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
+/* ------------------------------------------------------------------ deadlock report */
+
+static void describe_call(const skn_call *c, char *buf, size_t len) {
+  const char *fn = c->origin ? c->origin : c->fn;
+  const char *peer_name = "peer";
+  if (strstr(fn, "recv") || strstr(fn, "Recv") || strstr(fn, "robe")) peer_name = "source";
+  else if (strstr(fn, "send") || strstr(fn, "Send")) peer_name = "dest";
+  size_t n0 = 0;
+  if (c->origin) {
+    snprintf(buf, len, "%s on ", c->fn);
+    n0 = strlen(buf);
+    buf += n0;
+    len -= n0;
+  }
+  if (c->peer == MPI_ANY_SOURCE)
+    snprintf(buf, len, "%s(%s=MPI_ANY_SOURCE, ", fn, peer_name);
+  else if (c->peer != MPI_PROC_NULL && c->peer != MPI_UNDEFINED)
+    snprintf(buf, len, "%s(%s=%d, ", fn, peer_name, c->peer);
+  else
+    snprintf(buf, len, "%s(", fn);
+  size_t n = strlen(buf);
+  if (c->tag == MPI_ANY_TAG) snprintf(buf + n, len - n, "tag=MPI_ANY_TAG)");
+  else if (c->tag != MPI_UNDEFINED) snprintf(buf + n, len - n, "tag=%d)", c->tag);
+  else snprintf(buf + n, len - n, "...)");
+}
+
+static void on_stall(void) {
+  skn_job *j = &skn_job_g;
+  int live = 0;
+  for (int i = 0; i < j->size; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
+  if (live == 0) return;
+  fflush(NULL);
+  skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->size);
+  for (int i = 0; i < j->size; i++) {
+    skn_rank *r = j->ranks[i];
+    if (r->state == SKN_RANK_EXITED) {
+      skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
+    } else if (r->call.fn) {
+      char buf[256];
+      describe_call(&r->call, buf, sizeof buf);
+      skn_log("rank %d blocked in %s", i, buf);
+    } else {
+      skn_log("rank %d blocked outside MPI", i);
+    }
+  }
+  _exit(SKN_EXIT_DEADLOCK);
+}
+
+/* ------------------------------------------------------------------ start-up */
+
+static int boot_main(int argc, char **argv, char **envp) {
+  B.argc = argc;
+  B.argv = argv;
+  B.envp = envp;
+  skn_boot_read_config(&B.cfg);
+  if (B.cfg.nworkers > B.cfg.nranks) B.cfg.nworkers = B.cfg.nranks;
+  sched_getaffinity(0, sizeof B.process_cpus, &B.process_cpus);
+  pthread_key_create(&B.thread_key, thread_done);
+
+  skn_sched_config sc = {
+      .nworkers = B.cfg.nworkers,
+      .stack_size = B.cfg.stack_size,
+      .spin_iters = B.cfg.spin_iters,
+      .bind = B.cfg.bind,
+      .stall_ms = B.cfg.deadlock_ms,
+  };
+  skn_sched_hooks hooks = {.poll = NULL, .stall = on_stall};
+  if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(B.cfg.nranks) != 0)
+    skn_fatal("out of memory starting %d ranks", B.cfg.nranks);
+  skn_job_g.eager_limit = B.cfg.eager_limit;
+  skn_job_g.buffer_budget = B.cfg.buffer_budget;
+  skn_job_g.wtime_base = 0;
+
+  for (int i = 0; i < B.cfg.nranks; i++) {
+    skn_rank *r = skn_rank_create(i);
+    if (!r) skn_fatal("out of memory creating rank %d", i);
+    /* block placement: consecutive ranks share a worker */
+    int w = (int)((long long)i * B.cfg.nworkers / B.cfg.nranks);
+    r->unit = skn_sched_spawn(w, rank_main, r, r);
+    if (!r->unit) skn_fatal("cannot create rank %d (stack of %zu bytes): %s", i, B.cfg.stack_size, strerror(errno));
+  }
+  install_signal_handlers();
+  B.running = true;
+  skn_sched_run();
+  B.running = false;
+  real_exit(atomic_load(&skn_job_g.first_exit_code));
+}
+
+SKN_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                 void (*rtld_fini)(void), void *stack_end);
+SKN_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                 void (*rtld_fini)(void), void *stack_end) {
+  libc_start_fn real = (libc_start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+  if (!real) {
+    static const char msg[] = "skein: cannot find __libc_start_main\n";
+    ssize_t rc = write(2, msg, sizeof msg - 1);
+    (void)rc;
+    _exit(127);
+  }
+  B.user_main = main;
+  return real(boot_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

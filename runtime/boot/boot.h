@@ -1,0 +1,26 @@
+/* Start-up configuration, read from SKEIN_* variables (set by skeinrun's flags). */
+#ifndef SKN_BOOT_H
+#define SKN_BOOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../base/base.h"
+
+/* Exit code of a job ended by the deadlock detector. */
+#define SKN_EXIT_DEADLOCK 70
+
+typedef struct skn_boot_config {
+  int nranks;           /* SKEIN_NP */
+  int nworkers;         /* SKEIN_WORKERS (default: usable cores), at most nranks */
+  size_t stack_size;    /* SKEIN_STACK_SIZE */
+  unsigned spin_iters;  /* SKEIN_SPIN */
+  bool bind;            /* SKEIN_BIND */
+  size_t eager_limit;   /* SKEIN_EAGER_LIMIT */
+  size_t buffer_budget; /* SKEIN_BUFFER_BUDGET */
+  unsigned deadlock_ms; /* SKEIN_DEADLOCK_MS */
+} skn_boot_config;
+
+SKN_INTERNAL void skn_boot_read_config(skn_boot_config *c);
+
+#endif

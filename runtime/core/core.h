@@ -1,0 +1,290 @@
+/* Messaging core: ranks, requests, communicators, datatypes, matching.
+ * Knows nothing of the MPI C API's argument conventions or error classes (the API layer
+ * checks arguments and translates handles); it uses mpi.h only for constants such as
+ * MPI_ANY_SOURCE and the predefined handle values.
+ * Thread safety: a rank's private state is touched by the rank's own units (its ULT and
+ * the threads it created, serialized by `lock` when the rank is multithreaded); a rank's
+ * matching queues are touched by every sender under `mq.lock`. */
+#ifndef SKN_CORE_H
+#define SKN_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/base.h"
+#include "../include/mpi.h"
+#include "../sched/sched.h"
+
+typedef enum skn_status {
+  SKN_OK = 0,
+  SKN_ERR_TRUNCATE = -1,
+  SKN_ERR_NOMEM = -2,
+  SKN_ERR_NOT_FOUND = -3,
+  SKN_ERR_NOT_CANCELLED = -4,
+} skn_status;
+
+/* ================================================================ datatypes */
+
+typedef struct skn_block {
+  ptrdiff_t off;
+  size_t len;
+} skn_block;
+
+/* Immutable once committed: ranks may share it. One element is `nblocks` contiguous
+ * blocks (merged, in order); element i starts at i * extent. */
+typedef struct skn_dtype {
+  size_t size;          /* data bytes per element */
+  ptrdiff_t lb, extent; /* extent includes lb adjustment as in MPI */
+  ptrdiff_t true_lb, true_extent;
+  bool contig;          /* one block at offset 0 of length size == extent */
+  int nblocks;
+  const skn_block *blocks;
+  size_t basic_size;    /* size of the basic element when homogeneous, else 0 */
+  const char *name;
+} skn_dtype;
+
+SKN_INTERNAL extern const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT];
+
+/* Copies min(src bytes, dst capacity) bytes from the typed layout (src, scount, st) into
+ * (dst, dcount, dt). Returns the bytes copied. */
+SKN_INTERNAL size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt,
+                                const void *src, size_t scount, const skn_dtype *st);
+/* Copies `bytes` packed bytes into / out of a typed layout. */
+SKN_INTERNAL void skn_dt_unpack(void *dst, const skn_dtype *dt, const void *packed, size_t bytes);
+SKN_INTERNAL void skn_dt_pack(void *packed, const void *src, const skn_dtype *st, size_t bytes);
+
+/* ================================================================ requests */
+
+#define SKN_CELL_SIZE 128 /* tiny messages travel inside the envelope */
+
+enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE };
+enum skn_send_mode { SKN_MODE_STANDARD = 0, SKN_MODE_SYNC, SKN_MODE_READY, SKN_MODE_BUFFERED };
+enum skn_proto { SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV };
+
+#define SKN_REQ_DONE ((uintptr_t)1)
+
+struct skn_rank;
+typedef struct skn_msg_args skn_msg_args;
+
+/* A request, and for sends also the envelope a receiver finds in its unexpected queue. */
+typedef struct skn_req {
+  /* 0: pending; SKN_REQ_DONE: complete; otherwise the skn_unit* waiting for it. The
+   * completer's exchange on this word is its last access to the request. */
+  _Atomic uintptr_t sync;
+  _Atomic int refs;        /* pooled requests: user handle + queue reference */
+  _Atomic uint32_t filled; /* eager envelope: payload copy finished */
+  uint8_t kind, mode, proto;
+  bool pooled;             /* from the owner's pool (else on a caller's stack) */
+  bool queued;             /* in a matching queue (guarded by that queue's lock) */
+  bool cancelled;
+  bool truncated;
+  bool handle_live;        /* user holds an MPI_Request handle to it */
+  int index;               /* slot in the owner's handle table */
+  struct skn_rank *owner;
+  struct skn_req *next;    /* queue link */
+  /* envelope: context, source rank in the communicator, tag */
+  int ctx, src, tag;
+  int comm;                /* communicator handle, for error handlers */
+  const char *origin;      /* MPI call that created it, and its peer as the user gave it */
+  int origin_peer;
+  struct skn_rank *peer;   /* send: receiving rank */
+  /* user buffer */
+  void *buf;
+  size_t count;
+  const skn_dtype *dt;
+  size_t bytes;            /* send: message bytes; recv: bytes received */
+  int st_src, st_tag;      /* recv: the matched message's source and tag */
+  void *payload;           /* eager copy */
+  struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
+  struct skn_req *sreq;    /* recv completion: the matched send (for Mprobe) */
+  skn_msg_args *persist;   /* persistent: how to start the next instance */
+  char cell[SKN_CELL_SIZE];
+} skn_req;
+
+SKN_INTERNAL skn_req *skn_req_alloc(struct skn_rank *me);
+SKN_INTERNAL void skn_req_release(skn_req *r);
+SKN_INTERNAL skn_req *skn_req_lookup(struct skn_rank *me, int handle);
+static inline int skn_req_handle(const skn_req *r) { return SKN_HANDLE(SKN_KIND_REQUEST, r->index); }
+
+static inline bool skn_req_done(const skn_req *r) {
+  return atomic_load_explicit(&r->sync, memory_order_acquire) == SKN_REQ_DONE;
+}
+static inline void skn_req_complete(skn_req *r) {
+  uintptr_t w = atomic_exchange(&r->sync, SKN_REQ_DONE);
+  if (w > SKN_REQ_DONE) skn_sched_wake((skn_unit *)w);
+}
+/* Registers `me` as the waiter; false when the request is already complete. */
+static inline bool skn_req_register(skn_req *r, skn_unit *me) {
+  uintptr_t cur = atomic_load(&r->sync);
+  while (cur != SKN_REQ_DONE) {
+    if (cur == (uintptr_t)me) return true;
+    if (atomic_compare_exchange_weak(&r->sync, &cur, (uintptr_t)me)) return true;
+  }
+  return false;
+}
+/* Blocks the calling unit until r completes. */
+SKN_INTERNAL void skn_req_wait(skn_req *r);
+
+/* ================================================================ matching queues */
+
+typedef struct skn_probe_waiter {
+  skn_unit *unit;
+  struct skn_probe_waiter *next;
+} skn_probe_waiter;
+
+/* A rank's receive side. Invariant: a message is either in `unexp` or matched; a
+ * receive is either in `posted` or matched. Both lists are FIFO, which with one lock per
+ * receiver keeps MPI's non-overtaking order. */
+typedef struct skn_mq {
+  skn_spinlock lock;
+  skn_req *posted, *posted_tail;
+  skn_req *unexp, *unexp_tail;
+  skn_probe_waiter *probers;
+  size_t buffered; /* bytes held by unexpected envelopes that completed early */
+} __attribute__((aligned(SKN_CACHELINE))) skn_mq;
+
+/* ================================================================ communicators */
+
+typedef struct skn_barrier {
+  skn_spinlock lock;
+  int arrived;
+  _Atomic uint32_t generation;
+  int nwaiters;
+  skn_unit **waiters; /* one slot per member */
+} skn_barrier;
+
+/* Shared by the members; immutable except for the collective state. */
+typedef struct skn_comm {
+  int ctx;             /* point-to-point context; ctx + 1 is for collectives */
+  int size;
+  struct skn_rank **members; /* comm rank -> rank */
+  skn_barrier barrier;
+} skn_comm;
+
+/* A rank's own view of a communicator. */
+typedef struct skn_comm_view {
+  skn_comm *comm; /* NULL: free slot */
+  int rank;
+  int errhandler;
+  char name[MPI_MAX_OBJECT_NAME];
+} skn_comm_view;
+
+/* ================================================================ ranks */
+
+/* What a rank is blocked in, for the deadlock and crash reports. */
+typedef struct skn_call {
+  const char *fn;     /* MPI function, or NULL outside blocking MPI calls */
+  const char *origin; /* for waits: the call that started the request */
+  int peer, tag;
+} skn_call;
+
+typedef struct skn_errhandler {
+  bool live;
+  MPI_Comm_errhandler_function *fn;
+} skn_errhandler;
+
+typedef struct skn_bsend_seg {
+  size_t off, len;
+  skn_req *req; /* the internal send using this segment */
+  struct skn_bsend_seg *next;
+} skn_bsend_seg;
+
+#define SKN_REQ_CHUNK 1024
+#define SKN_REQ_CHUNKS 4096
+
+typedef struct skn_rank {
+  skn_mq mq;
+  int world_rank;
+  skn_unit *unit;
+  bool mt;           /* threads of this rank may call MPI concurrently */
+  skn_spinlock lock; /* private state when mt */
+  int state;         /* SKN_RANK_* */
+  int thread_level;
+  int exit_code;
+  skn_call call;
+  /* request pool and handle table */
+  skn_req *req_free;
+  _Atomic(skn_req *) req_remote_free;
+  int req_count;
+  skn_req **req_chunks[SKN_REQ_CHUNKS];
+  /* communicators and error handlers, indexed by handle */
+  skn_comm_view *comms;
+  int ncomms;
+  skn_errhandler *errhs;
+  int nerrhs;
+  /* MPI_Buffer_attach */
+  char *bsend_buf;
+  size_t bsend_size;
+  skn_bsend_seg *bsend_segs;
+} skn_rank;
+
+enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
+
+/* The job as seen by this process. */
+typedef struct skn_job {
+  int size;            /* ranks in MPI_COMM_WORLD */
+  skn_rank **ranks;
+  skn_comm world;
+  skn_comm *self_comms; /* one per rank */
+  size_t eager_limit;   /* largest message buffered when no receive is posted */
+  size_t buffer_budget; /* bytes of early-completed envelopes one receiver may hold */
+  int thread_level_max;
+  _Atomic int first_exit_code;
+  double wtime_base;
+} skn_job;
+
+SKN_INTERNAL extern skn_job skn_job_g;
+
+/* The rank the calling unit acts for, or NULL. */
+static inline skn_rank *skn_rank_self(void) {
+  skn_unit *u = skn_sched_self();
+  return u ? (skn_rank *)u->owner : NULL;
+}
+
+static inline void skn_rank_lock(skn_rank *me) {
+  if (me->mt) skn_spin_lock(&me->lock);
+}
+static inline void skn_rank_unlock(skn_rank *me) {
+  if (me->mt) skn_spin_unlock(&me->lock);
+}
+
+SKN_INTERNAL int skn_job_init(int size);
+SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
+
+/* ================================================================ point-to-point */
+
+typedef struct skn_msg {
+  const void *buf;
+  size_t count;
+  const skn_dtype *dt;
+  int ctx, src, tag; /* src: sender's rank in the communicator */
+  int comm;
+  skn_rank *peer;    /* receiver */
+  uint8_t mode;
+} skn_msg;
+
+/* Starts a send. With r == NULL (blocking send) the call returns when the send buffer
+ * may be reused and needs no request; otherwise r completes later. */
+SKN_INTERNAL void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r);
+/* Starts a receive into r (buf, count, dt, ctx, src, tag already set). */
+SKN_INTERNAL void skn_p2p_recv(skn_rank *me, skn_req *r);
+typedef struct skn_probe_info {
+  int src, tag;
+  size_t bytes;
+} skn_probe_info;
+/* Finds the first matching unexpected message and describes it in *info; with remove,
+ * takes it out of the queue and returns it (for skn_p2p_recv_matched). Returns NULL
+ * when there is none. */
+SKN_INTERNAL skn_req *skn_p2p_probe(skn_rank *me, int ctx, int src, int tag, bool remove, skn_probe_info *info);
+/* The same, blocking until such a message arrives. */
+SKN_INTERNAL skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove, skn_probe_info *info);
+/* Completes receive r from an envelope taken with probe(remove). */
+SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
+SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
+
+/* ================================================================ collectives */
+SKN_INTERNAL void skn_coll_barrier(skn_rank *me, skn_comm *c);
+
+#endif

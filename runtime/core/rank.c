@@ -1,0 +1,131 @@
+/* Ranks: creation, request pools and handle tables, waiting on requests. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+skn_job skn_job_g;
+
+static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
+  c->ctx = ctx;
+  c->size = size;
+  c->members = members;
+  c->barrier.waiters = calloc((size_t)size, sizeof(skn_unit *));
+  return c->barrier.waiters ? 0 : -1;
+}
+
+int skn_job_init(int size) {
+  skn_job *j = &skn_job_g;
+  j->size = size;
+  j->ranks = calloc((size_t)size, sizeof(skn_rank *));
+  j->self_comms = calloc((size_t)size, sizeof(skn_comm));
+  if (!j->ranks || !j->self_comms) return -1;
+  if (init_comm(&j->world, 0, size, j->ranks) != 0) return -1;
+  return 0;
+}
+
+skn_rank *skn_rank_create(int world_rank) {
+  skn_rank *r = aligned_alloc(SKN_CACHELINE, (sizeof(skn_rank) + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
+  if (!r) return NULL;
+  memset(r, 0, sizeof *r);
+  r->world_rank = world_rank;
+  r->exit_code = 0;
+  skn_job_g.ranks[world_rank] = r;
+
+  /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */
+  r->ncomms = 3;
+  r->comms = calloc(8, sizeof(skn_comm_view));
+  r->nerrhs = 3;
+  r->errhs = calloc(8, sizeof(skn_errhandler));
+  skn_rank **self_member = malloc(sizeof *self_member);
+  if (!r->comms || !r->errhs || !self_member) return NULL;
+  *self_member = r;
+  skn_comm *self = &skn_job_g.self_comms[world_rank];
+  if (init_comm(self, 2, 1, self_member) != 0) return NULL;
+  r->comms[1] = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD"};
+  r->comms[2] = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF"};
+  r->errhs[1].live = r->errhs[2].live = true;
+  return r;
+}
+
+/* ------------------------------------------------------------------ request pool */
+
+static skn_req *grow_pool(skn_rank *me) {
+  if (me->req_count + SKN_REQ_CHUNK > SKN_REQ_CHUNK * SKN_REQ_CHUNKS) return NULL;
+  skn_req *block = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * 64);
+  if (!block) return NULL;
+  memset(block, 0, sizeof(skn_req) * 64);
+  skn_req *head = NULL;
+  for (int i = 63; i >= 0; i--) {
+    int idx = me->req_count + i + 1; /* index 0 is MPI_REQUEST_NULL */
+    int chunk = idx / SKN_REQ_CHUNK;
+    if (!me->req_chunks[chunk] && !(me->req_chunks[chunk] = calloc(SKN_REQ_CHUNK, sizeof(skn_req *))))
+      return NULL;
+    skn_req *r = &block[i];
+    r->index = idx;
+    r->owner = me;
+    r->pooled = true;
+    me->req_chunks[chunk][idx % SKN_REQ_CHUNK] = r;
+    r->next = head;
+    head = r;
+  }
+  me->req_count += 64;
+  return head;
+}
+
+skn_req *skn_req_alloc(skn_rank *me) {
+  skn_rank_lock(me);
+  skn_req *r = me->req_free;
+  if (SKN_UNLIKELY(!r)) {
+    r = atomic_exchange(&me->req_remote_free, NULL);
+    if (!r) r = grow_pool(me);
+    if (!r) {
+      skn_rank_unlock(me);
+      return NULL;
+    }
+  }
+  me->req_free = r->next;
+  skn_rank_unlock(me);
+  int index = r->index;
+  memset(r, 0, offsetof(skn_req, cell));
+  r->index = index;
+  r->owner = me;
+  r->pooled = true;
+  atomic_store_explicit(&r->refs, 1, memory_order_relaxed);
+  return r;
+}
+
+void skn_req_release(skn_req *r) {
+  if (!r->pooled || atomic_fetch_sub(&r->refs, 1) != 1) return;
+  skn_rank *owner = r->owner, *me = skn_rank_self();
+  if (me == owner) {
+    skn_rank_lock(me);
+    r->next = me->req_free;
+    me->req_free = r;
+    skn_rank_unlock(me);
+    return;
+  }
+  skn_req *head = atomic_load_explicit(&owner->req_remote_free, memory_order_relaxed);
+  do {
+    r->next = head;
+  } while (!atomic_compare_exchange_weak(&owner->req_remote_free, &head, r));
+}
+
+skn_req *skn_req_lookup(skn_rank *me, int handle) {
+  unsigned idx = (unsigned)handle & 0xffffffu;
+  if (((unsigned)handle >> 24) != SKN_KIND_REQUEST || idx == 0 || idx > (unsigned)me->req_count) return NULL;
+  skn_req *r = me->req_chunks[idx / SKN_REQ_CHUNK][idx % SKN_REQ_CHUNK];
+  return (r && r->handle_live) ? r : NULL;
+}
+
+void skn_req_wait(skn_req *r) {
+  if (skn_req_done(r)) return;
+  skn_unit *me = skn_sched_self();
+  for (;;) {
+    skn_sched_prepare_wait(me);
+    if (!skn_req_register(r, me)) break;
+    skn_sched_wait(me);
+    if (skn_req_done(r)) break;
+  }
+  skn_sched_done_waiting(me);
+}

@@ -1,0 +1,377 @@
+/* Skein: the MPI C interface (MPI-3.1 subset, see docs/user-guide.md for coverage).
+ * Handles are ints: the top byte names the object kind, the rest indexes a per-rank
+ * table, so a handle value means the same object kind in every rank while the object
+ * it refers to (error handler, name, attributes) is that rank's own. */
+#ifndef SKEIN_MPI_H
+#define SKEIN_MPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SKEIN_MPI 1
+#define SKEIN_VERSION_STRING "0.1.0"
+
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+
+#if defined(__GNUC__)
+#define SKN_MPI_EXPORT __attribute__((visibility("default")))
+#else
+#define SKN_MPI_EXPORT
+#endif
+
+/* ---------------------------------------------------------------- types */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Request;
+typedef int MPI_Message;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef int MPI_File;
+typedef int MPI_Fint;
+typedef ptrdiff_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int skn_cancelled;
+  long long skn_bytes; /* bytes received */
+} MPI_Status;
+
+typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+
+/* ---------------------------------------------------------------- handle kinds */
+#define SKN_KIND_COMM       0x44
+#define SKN_KIND_GROUP      0x48
+#define SKN_KIND_DATATYPE   0x4c
+#define SKN_KIND_ERRHANDLER 0x54
+#define SKN_KIND_OP         0x58
+#define SKN_KIND_INFO       0x5c
+#define SKN_KIND_WIN        0x64
+#define SKN_KIND_MESSAGE    0x6c
+#define SKN_KIND_REQUEST    0x2c
+#define SKN_HANDLE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
+
+/* ---------------------------------------------------------------- null and predefined handles */
+#define MPI_COMM_NULL       SKN_HANDLE(SKN_KIND_COMM, 0)
+#define MPI_COMM_WORLD      SKN_HANDLE(SKN_KIND_COMM, 1)
+#define MPI_COMM_SELF       SKN_HANDLE(SKN_KIND_COMM, 2)
+#define MPI_GROUP_NULL      SKN_HANDLE(SKN_KIND_GROUP, 0)
+#define MPI_GROUP_EMPTY     SKN_HANDLE(SKN_KIND_GROUP, 1)
+#define MPI_DATATYPE_NULL   SKN_HANDLE(SKN_KIND_DATATYPE, 0)
+#define MPI_ERRHANDLER_NULL SKN_HANDLE(SKN_KIND_ERRHANDLER, 0)
+#define MPI_ERRORS_ARE_FATAL SKN_HANDLE(SKN_KIND_ERRHANDLER, 1)
+#define MPI_ERRORS_RETURN   SKN_HANDLE(SKN_KIND_ERRHANDLER, 2)
+#define MPI_OP_NULL         SKN_HANDLE(SKN_KIND_OP, 0)
+#define MPI_INFO_NULL       SKN_HANDLE(SKN_KIND_INFO, 0)
+#define MPI_WIN_NULL        SKN_HANDLE(SKN_KIND_WIN, 0)
+#define MPI_MESSAGE_NULL    SKN_HANDLE(SKN_KIND_MESSAGE, 0)
+#define MPI_MESSAGE_NO_PROC SKN_HANDLE(SKN_KIND_MESSAGE, 1)
+#define MPI_REQUEST_NULL    SKN_HANDLE(SKN_KIND_REQUEST, 0)
+#define MPI_FILE_NULL       0
+
+/* Predefined datatypes: indexes into one immutable table shared by all ranks
+ * (runtime/core/datatype.c keeps the same order). */
+#define SKN_DT(i) SKN_HANDLE(SKN_KIND_DATATYPE, i)
+#define MPI_CHAR               SKN_DT(1)
+#define MPI_SIGNED_CHAR        SKN_DT(2)
+#define MPI_UNSIGNED_CHAR      SKN_DT(3)
+#define MPI_BYTE               SKN_DT(4)
+#define MPI_WCHAR              SKN_DT(5)
+#define MPI_SHORT              SKN_DT(6)
+#define MPI_UNSIGNED_SHORT     SKN_DT(7)
+#define MPI_INT                SKN_DT(8)
+#define MPI_UNSIGNED           SKN_DT(9)
+#define MPI_LONG               SKN_DT(10)
+#define MPI_UNSIGNED_LONG      SKN_DT(11)
+#define MPI_LONG_LONG_INT      SKN_DT(12)
+#define MPI_LONG_LONG          MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG SKN_DT(13)
+#define MPI_FLOAT              SKN_DT(14)
+#define MPI_DOUBLE             SKN_DT(15)
+#define MPI_LONG_DOUBLE        SKN_DT(16)
+#define MPI_C_BOOL             SKN_DT(17)
+#define MPI_INT8_T             SKN_DT(18)
+#define MPI_INT16_T            SKN_DT(19)
+#define MPI_INT32_T            SKN_DT(20)
+#define MPI_INT64_T            SKN_DT(21)
+#define MPI_UINT8_T            SKN_DT(22)
+#define MPI_UINT16_T           SKN_DT(23)
+#define MPI_UINT32_T           SKN_DT(24)
+#define MPI_UINT64_T           SKN_DT(25)
+#define MPI_AINT               SKN_DT(26)
+#define MPI_OFFSET             SKN_DT(27)
+#define MPI_COUNT              SKN_DT(28)
+#define MPI_C_COMPLEX          SKN_DT(29)
+#define MPI_C_FLOAT_COMPLEX    SKN_DT(30)
+#define MPI_C_DOUBLE_COMPLEX   SKN_DT(31)
+#define MPI_C_LONG_DOUBLE_COMPLEX SKN_DT(32)
+#define MPI_PACKED             SKN_DT(33)
+#define MPI_FLOAT_INT          SKN_DT(34)
+#define MPI_DOUBLE_INT         SKN_DT(35)
+#define MPI_LONG_INT           SKN_DT(36)
+#define MPI_2INT               SKN_DT(37)
+#define MPI_SHORT_INT          SKN_DT(38)
+#define MPI_LONG_DOUBLE_INT    SKN_DT(39)
+#define MPI_CXX_BOOL           SKN_DT(40)
+#define MPI_CXX_FLOAT_COMPLEX  SKN_DT(41)
+#define MPI_CXX_DOUBLE_COMPLEX SKN_DT(42)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX SKN_DT(43)
+#define MPI_CHARACTER          SKN_DT(44)
+#define MPI_INTEGER            SKN_DT(45)
+#define MPI_REAL               SKN_DT(46)
+#define MPI_DOUBLE_PRECISION   SKN_DT(47)
+#define MPI_LOGICAL            SKN_DT(48)
+#define MPI_COMPLEX            SKN_DT(49)
+#define MPI_DOUBLE_COMPLEX     SKN_DT(50)
+#define MPI_2INTEGER           SKN_DT(51)
+#define MPI_2REAL              SKN_DT(52)
+#define MPI_2DOUBLE_PRECISION  SKN_DT(53)
+#define MPI_INTEGER1           SKN_DT(54)
+#define MPI_INTEGER2           SKN_DT(55)
+#define MPI_INTEGER4           SKN_DT(56)
+#define MPI_INTEGER8           SKN_DT(57)
+#define MPI_REAL4              SKN_DT(58)
+#define MPI_REAL8              SKN_DT(59)
+#define SKN_DT_PREDEFINED_COUNT 60
+
+/* Reduction operations (collectives: see docs/user-guide.md for coverage). */
+#define MPI_MAX     SKN_HANDLE(SKN_KIND_OP, 1)
+#define MPI_MIN     SKN_HANDLE(SKN_KIND_OP, 2)
+#define MPI_SUM     SKN_HANDLE(SKN_KIND_OP, 3)
+#define MPI_PROD    SKN_HANDLE(SKN_KIND_OP, 4)
+#define MPI_LAND    SKN_HANDLE(SKN_KIND_OP, 5)
+#define MPI_BAND    SKN_HANDLE(SKN_KIND_OP, 6)
+#define MPI_LOR     SKN_HANDLE(SKN_KIND_OP, 7)
+#define MPI_BOR     SKN_HANDLE(SKN_KIND_OP, 8)
+#define MPI_LXOR    SKN_HANDLE(SKN_KIND_OP, 9)
+#define MPI_BXOR    SKN_HANDLE(SKN_KIND_OP, 10)
+#define MPI_MINLOC  SKN_HANDLE(SKN_KIND_OP, 11)
+#define MPI_MAXLOC  SKN_HANDLE(SKN_KIND_OP, 12)
+#define MPI_REPLACE SKN_HANDLE(SKN_KIND_OP, 13)
+#define MPI_NO_OP   SKN_HANDLE(SKN_KIND_OP, 14)
+
+/* ---------------------------------------------------------------- constants */
+#define MPI_PROC_NULL   (-1)
+#define MPI_ANY_SOURCE  (-2)
+#define MPI_ROOT        (-3)
+#define MPI_ANY_TAG     (-1)
+#define MPI_UNDEFINED   (-32766)
+#define MPI_KEYVAL_INVALID 0
+
+#define MPI_BOTTOM   ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+
+#define MPI_STATUS_IGNORE   ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+
+#define MPI_BSEND_OVERHEAD 96
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+
+#define MPI_IDENT     0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR   2
+#define MPI_UNEQUAL   3
+
+/* Predefined attribute keys. */
+#define MPI_TAG_UB          1
+#define MPI_HOST            2
+#define MPI_IO              3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE   5
+#define MPI_APPNUM          6
+#define MPI_LASTUSEDCODE    7
+
+/* ---------------------------------------------------------------- error classes */
+#define MPI_SUCCESS          0
+#define MPI_ERR_BUFFER       1
+#define MPI_ERR_COUNT        2
+#define MPI_ERR_TYPE         3
+#define MPI_ERR_TAG          4
+#define MPI_ERR_COMM         5
+#define MPI_ERR_RANK         6
+#define MPI_ERR_REQUEST      7
+#define MPI_ERR_ROOT         8
+#define MPI_ERR_GROUP        9
+#define MPI_ERR_OP           10
+#define MPI_ERR_TOPOLOGY     11
+#define MPI_ERR_DIMS         12
+#define MPI_ERR_ARG          13
+#define MPI_ERR_UNKNOWN      14
+#define MPI_ERR_TRUNCATE     15
+#define MPI_ERR_OTHER        16
+#define MPI_ERR_INTERN       17
+#define MPI_ERR_PENDING      18
+#define MPI_ERR_IN_STATUS    19
+#define MPI_ERR_ACCESS       20
+#define MPI_ERR_AMODE        21
+#define MPI_ERR_ASSERT       22
+#define MPI_ERR_BAD_FILE     23
+#define MPI_ERR_BASE         24
+#define MPI_ERR_CONVERSION   25
+#define MPI_ERR_DISP         26
+#define MPI_ERR_DUP_DATAREP  27
+#define MPI_ERR_FILE_EXISTS  28
+#define MPI_ERR_FILE_IN_USE  29
+#define MPI_ERR_FILE         30
+#define MPI_ERR_INFO_KEY     31
+#define MPI_ERR_INFO_NOKEY   32
+#define MPI_ERR_INFO_VALUE   33
+#define MPI_ERR_INFO         34
+#define MPI_ERR_IO           35
+#define MPI_ERR_KEYVAL       36
+#define MPI_ERR_LOCKTYPE     37
+#define MPI_ERR_NAME         38
+#define MPI_ERR_NO_MEM       39
+#define MPI_ERR_NOT_SAME     40
+#define MPI_ERR_NO_SPACE     41
+#define MPI_ERR_NO_SUCH_FILE 42
+#define MPI_ERR_PORT         43
+#define MPI_ERR_QUOTA        44
+#define MPI_ERR_READ_ONLY    45
+#define MPI_ERR_RMA_CONFLICT 46
+#define MPI_ERR_RMA_SYNC     47
+#define MPI_ERR_SERVICE      48
+#define MPI_ERR_SIZE         49
+#define MPI_ERR_SPAWN        50
+#define MPI_ERR_UNSUPPORTED_DATAREP   51
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_WIN          53
+#define MPI_ERR_RMA_RANGE    54
+#define MPI_ERR_RMA_ATTACH   55
+#define MPI_ERR_RMA_SHARED   56
+#define MPI_ERR_RMA_FLAVOR   57
+#define MPI_ERR_LASTCODE     57
+
+/* ---------------------------------------------------------------- functions
+ * Each MPI_X is a weak alias of PMPI_X, for profiling tools. */
+#define SKN_DECL(ret, name, args) \
+  SKN_MPI_EXPORT ret MPI_##name args; \
+  SKN_MPI_EXPORT ret PMPI_##name args
+
+/* environment */
+SKN_DECL(int, Init, (int *argc, char ***argv));
+SKN_DECL(int, Init_thread, (int *argc, char ***argv, int required, int *provided));
+SKN_DECL(int, Initialized, (int *flag));
+SKN_DECL(int, Finalize, (void));
+SKN_DECL(int, Finalized, (int *flag));
+SKN_DECL(int, Query_thread, (int *provided));
+SKN_DECL(int, Is_thread_main, (int *flag));
+SKN_DECL(int, Abort, (MPI_Comm comm, int errorcode));
+SKN_DECL(double, Wtime, (void));
+SKN_DECL(double, Wtick, (void));
+SKN_DECL(int, Get_processor_name, (char *name, int *resultlen));
+SKN_DECL(int, Get_version, (int *version, int *subversion));
+SKN_DECL(int, Get_library_version, (char *version, int *resultlen));
+
+/* errors */
+SKN_DECL(int, Error_string, (int errorcode, char *string, int *resultlen));
+SKN_DECL(int, Error_class, (int errorcode, int *errorclass));
+SKN_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler));
+SKN_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler));
+SKN_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler));
+SKN_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode));
+SKN_DECL(int, Errhandler_free, (MPI_Errhandler *errhandler));
+
+/* communicators */
+SKN_DECL(int, Comm_rank, (MPI_Comm comm, int *rank));
+SKN_DECL(int, Comm_size, (MPI_Comm comm, int *size));
+SKN_DECL(int, Barrier, (MPI_Comm comm));
+
+/* point-to-point */
+SKN_DECL(int, Send, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm));
+SKN_DECL(int, Ssend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm));
+SKN_DECL(int, Rsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm));
+SKN_DECL(int, Bsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm));
+SKN_DECL(int, Recv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status));
+SKN_DECL(int, Isend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Issend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Irsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ibsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Irecv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Send_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ssend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Rsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Bsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Recv_init, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Start, (MPI_Request *req));
+SKN_DECL(int, Startall, (int count, MPI_Request reqs[]));
+SKN_DECL(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status));
+SKN_DECL(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
+                                 int recvtag, MPI_Comm comm, MPI_Status *status));
+SKN_DECL(int, Buffer_attach, (void *buffer, int size));
+SKN_DECL(int, Buffer_detach, (void *buffer_addr, int *size));
+
+/* completion */
+SKN_DECL(int, Wait, (MPI_Request *req, MPI_Status *status));
+SKN_DECL(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]));
+SKN_DECL(int, Waitany, (int count, MPI_Request reqs[], int *index, MPI_Status *status));
+SKN_DECL(int, Waitsome, (int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]));
+SKN_DECL(int, Test, (MPI_Request *req, int *flag, MPI_Status *status));
+SKN_DECL(int, Testall, (int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]));
+SKN_DECL(int, Testany, (int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status));
+SKN_DECL(int, Testsome, (int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]));
+SKN_DECL(int, Request_free, (MPI_Request *req));
+SKN_DECL(int, Request_get_status, (MPI_Request req, int *flag, MPI_Status *status));
+SKN_DECL(int, Cancel, (MPI_Request *req));
+SKN_DECL(int, Test_cancelled, (const MPI_Status *status, int *flag));
+
+/* probe */
+SKN_DECL(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status));
+SKN_DECL(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status));
+SKN_DECL(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status));
+SKN_DECL(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status));
+SKN_DECL(int, Mrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status));
+SKN_DECL(int, Imrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req));
+
+/* status and datatypes */
+SKN_DECL(int, Get_count, (const MPI_Status *status, MPI_Datatype dt, int *count));
+SKN_DECL(int, Get_elements, (const MPI_Status *status, MPI_Datatype dt, int *count));
+SKN_DECL(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype dt, MPI_Count *count));
+SKN_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype dt, int count));
+SKN_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag));
+SKN_DECL(int, Type_size, (MPI_Datatype dt, int *size));
+SKN_DECL(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent));
+
+/* handle conversion (handles are ints, so these are identities) */
+#define MPI_Comm_c2f(c) ((MPI_Fint)(c))
+#define MPI_Comm_f2c(c) ((MPI_Comm)(c))
+#define MPI_Type_c2f(t) ((MPI_Fint)(t))
+#define MPI_Type_f2c(t) ((MPI_Datatype)(t))
+#define MPI_Request_c2f(r) ((MPI_Fint)(r))
+#define MPI_Request_f2c(r) ((MPI_Request)(r))
+
+/* ---------------------------------------------------------------- Skein extensions (MPIX_) */
+/* The calling rank gives its worker to another ready rank; returns at once if none. */
+SKN_MPI_EXPORT int MPIX_Yield(void);
+
+#undef SKN_DECL
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SKEIN_MPI_H */

@@ -1,0 +1,442 @@
+/* MxN scheduler: workers, ready queues, wait/wake, idle sleep, stall detection.
+ *
+ * Each worker owns a FIFO ready queue touched only by itself and an MPSC inbox that
+ * other threads push woken units onto. A unit that blocks switches straight to the next
+ * ready unit of its worker (one switch), or to the worker's own context, which polls,
+ * spins briefly and then sleeps on a futex. `busy` counts awake workers plus unblocked
+ * adopted threads; when it stays zero with no wake in between, nothing can ever run
+ * again and the stall hook (the deadlock report) runs. */
+#define _GNU_SOURCE
+#include "sched.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <valgrind/valgrind.h>
+
+#include "arch/ctx.h"
+#include "topo.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define SKN_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SKN_TSAN 1
+/* gcc 12's tsan_interface.h does not declare the fiber API. */
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+/* libgomp's, when the program uses OpenMP. */
+extern int omp_get_level(void) __attribute__((weak));
+
+typedef struct skn_worker {
+  int id;
+  void *sched_sp;            /* the worker's own context while a unit runs */
+  skn_unit *ready_head, *ready_tail;
+  skn_unit *exited;          /* ended unit whose stack the worker context frees */
+  int live;                  /* units of this worker not yet ended */
+  pthread_t thread;
+  const void *stack_lo;      /* kernel thread stack, for ASan */
+  size_t stack_size;
+  void *asan_fake_stack;
+  void *tsan_fiber;
+  _Atomic(skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
+  _Atomic uint32_t sleeping; /* futex word: 1 while (about to be) asleep */
+} __attribute__((aligned(SKN_CACHELINE))) skn_worker;
+
+static struct {
+  skn_sched_config cfg;
+  skn_sched_hooks hooks;
+  skn_worker *workers;
+  bool running;
+  _Atomic int busy __attribute__((aligned(SKN_CACHELINE)));
+  _Atomic uint64_t epoch;
+  _Atomic int stall_reporting;
+  skn_spinlock adopt_lock;
+  skn_unit *adopt_free;
+} S;
+
+__thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
+static __thread skn_worker *tls_worker __attribute__((tls_model("initial-exec")));
+
+/* Guard-page lookup walks every ULT ever spawned; ULTs are few (one per rank). */
+typedef struct ult_record {
+  skn_unit *unit;
+  char *guard_lo, *guard_hi;
+  struct ult_record *next;
+} ult_record;
+static _Atomic(ult_record *) ult_records;
+
+/* ------------------------------------------------------------------ switching */
+
+static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
+  void **save = from ? &from->sp : &w->sched_sp;
+  void *load = to ? to->sp : w->sched_sp;
+  skn_sched_current_tls = to;
+#ifdef SKN_ASAN
+  void **fake = (from && from->finished) ? NULL : (from ? &from->asan_fake_stack : &w->asan_fake_stack);
+  if (to)
+    __sanitizer_start_switch_fiber(fake, to->stack_lo, (size_t)(to->stack_hi - to->stack_lo));
+  else
+    __sanitizer_start_switch_fiber(fake, w->stack_lo, w->stack_size);
+#endif
+#ifdef SKN_TSAN
+  __tsan_switch_to_fiber(to ? to->tsan_fiber : w->tsan_fiber, 0);
+#endif
+  skn_ctx_switch(save, load);
+#ifdef SKN_ASAN
+  __sanitizer_finish_switch_fiber(from ? from->asan_fake_stack : w->asan_fake_stack, NULL, NULL);
+#endif
+}
+
+static void ult_main(void *p) {
+  skn_unit *u = p;
+#ifdef SKN_ASAN
+  __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+  u->entry(u->arg);
+  skn_sched_exit();
+}
+
+/* ------------------------------------------------------------------ queues */
+
+static inline void ready_push(skn_worker *w, skn_unit *u) {
+  u->next = NULL;
+  if (w->ready_tail) w->ready_tail->next = u;
+  else w->ready_head = u;
+  w->ready_tail = u;
+}
+
+static void drain_inbox(skn_worker *w) {
+  skn_unit *list = atomic_exchange(&w->inbox, NULL);
+  skn_unit *rev = NULL; /* the inbox is LIFO: reverse to keep wake order */
+  while (list) {
+    skn_unit *n = list->next;
+    list->next = rev;
+    rev = list;
+    list = n;
+  }
+  while (rev) {
+    skn_unit *n = rev->next;
+    ready_push(w, rev);
+    rev = n;
+  }
+}
+
+static inline skn_unit *ready_pop(skn_worker *w) {
+  if (!w->ready_head) {
+    if (!atomic_load_explicit(&w->inbox, memory_order_relaxed)) return NULL;
+    drain_inbox(w);
+  }
+  skn_unit *u = w->ready_head;
+  w->ready_head = u->next;
+  if (!w->ready_head) w->ready_tail = NULL;
+  return u;
+}
+
+static inline bool has_ready(skn_worker *w) {
+  return w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ busy accounting */
+
+static inline void busy_up(void) {
+  atomic_fetch_add(&S.busy, 1);
+  atomic_fetch_add_explicit(&S.epoch, 1, memory_order_relaxed);
+}
+static inline void busy_down(void) { atomic_fetch_sub(&S.busy, 1); }
+
+static void maybe_stall(uint64_t epoch_at_sleep) {
+  if (atomic_load(&S.busy) != 0 || atomic_load(&S.epoch) != epoch_at_sleep) return;
+  if (!S.hooks.stall || atomic_exchange(&S.stall_reporting, 1)) return;
+  S.hooks.stall();
+  atomic_store(&S.stall_reporting, 0);
+}
+
+/* ------------------------------------------------------------------ waking */
+
+static void make_ready(skn_unit *u) {
+  skn_worker *w = u->worker;
+  if (w == tls_worker) {
+    ready_push(w, u);
+    return;
+  }
+  skn_unit *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+  do {
+    u->next = head;
+  } while (!atomic_compare_exchange_weak(&w->inbox, &head, u));
+  if (atomic_exchange(&w->sleeping, 0)) {
+    busy_up();
+    skn_futex_wake(&w->sleeping, 1);
+  }
+}
+
+void skn_sched_wake(skn_unit *u) {
+  uint32_t s = atomic_load(&u->state);
+  if (s == SKN_UNIT_RUNNING || s == SKN_UNIT_NOTIFIED) return;
+  s = atomic_exchange(&u->state, SKN_UNIT_NOTIFIED);
+  if (s == SKN_UNIT_BLOCKED) {
+    make_ready(u);
+  } else if (s == SKN_UNIT_BLOCKED_FUTEX) {
+    busy_up();
+    skn_futex_wake(&u->state, 1);
+  }
+}
+
+/* ------------------------------------------------------------------ waiting */
+
+static void poll_hook(void) {
+  if (S.hooks.poll) S.hooks.poll();
+}
+
+/* Spins until notified or until `give_up` says other work exists. */
+static bool spin_for_notify(skn_unit *me, skn_worker *w) {
+  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
+    if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) return true;
+    if (w && has_ready(w)) return false;
+    if ((i & 63) == 63) poll_hook();
+    skn_cpu_relax();
+  }
+  return false;
+}
+
+/* Blocks the kernel thread itself: adopted threads, and ULTs inside an OpenMP parallel
+ * region (another rank must not start its own region on this worker's libgomp state). */
+static void wait_on_futex(skn_unit *me) {
+  if (spin_for_notify(me, NULL)) return;
+  uint32_t expect = SKN_UNIT_WAITING;
+  if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED_FUTEX)) return;
+  busy_down();
+  uint64_t epoch = atomic_load(&S.epoch);
+  while (atomic_load(&me->state) == SKN_UNIT_BLOCKED_FUTEX) {
+    if (!skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)S.cfg.stall_ms * 1000000L))
+      maybe_stall(epoch);
+  }
+  /* the waker did busy_up() */
+}
+
+void skn_sched_wait(skn_unit *me) {
+  if (me->kind == SKN_UNIT_KTHREAD || (omp_get_level && omp_get_level() > 0)) {
+    wait_on_futex(me);
+    return;
+  }
+  skn_worker *w = me->worker;
+  if (!has_ready(w) && spin_for_notify(me, w)) return;
+  uint32_t expect = SKN_UNIT_WAITING;
+  if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED)) return;
+  /* Only this worker ever runs `me`, so a waker that enqueues it now cannot run it
+   * before the switch below saves its stack. */
+  switch_to(w, me, ready_pop(w));
+}
+
+void skn_sched_yield(void) {
+  skn_unit *me = skn_sched_current_tls;
+  if (!me || me->kind != SKN_UNIT_ULT) {
+    poll_hook();
+    sched_yield();
+    return;
+  }
+  skn_worker *w = me->worker;
+  if (!has_ready(w)) {
+    poll_hook();
+    return;
+  }
+  ready_push(w, me);
+  switch_to(w, me, ready_pop(w));
+}
+
+void skn_sched_exit(void) {
+  skn_unit *me = skn_sched_current_tls;
+  skn_worker *w = me->worker;
+  me->finished = true;
+  w->exited = me;
+  switch_to(w, me, NULL);
+  __builtin_unreachable();
+}
+
+/* ------------------------------------------------------------------ workers */
+
+static void free_unit_stack(skn_unit *u) {
+#ifdef SKN_TSAN
+  __tsan_destroy_fiber(u->tsan_fiber);
+#endif
+  VALGRIND_STACK_DEREGISTER(u->vg_stack_id);
+  /* The guard page stays mapped PROT_NONE so a late overflow still resolves to a rank. */
+  munmap(u->stack_lo, (size_t)(u->stack_hi - u->stack_lo));
+}
+
+static void idle(skn_worker *w) {
+  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
+    if (has_ready(w)) return;
+    if ((i & 63) == 0) poll_hook();
+    skn_cpu_relax();
+  }
+  atomic_store(&w->sleeping, 1);
+  busy_down();
+  if (has_ready(w)) {
+    if (atomic_exchange(&w->sleeping, 0)) busy_up();
+    return;
+  }
+  uint64_t epoch = atomic_load(&S.epoch);
+  while (atomic_load(&w->sleeping)) {
+    if (!skn_futex_wait(&w->sleeping, 1, (long)S.cfg.stall_ms * 1000000L)) {
+      maybe_stall(epoch);
+      if (has_ready(w)) break;
+    }
+  }
+  if (atomic_exchange(&w->sleeping, 0)) busy_up(); /* woke by timeout or spuriously */
+}
+
+static void worker_loop(skn_worker *w) {
+  tls_worker = w;
+  skn_sched_current_tls = NULL;
+#ifdef SKN_TSAN
+  w->tsan_fiber = __tsan_get_current_fiber();
+#endif
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *lo;
+    pthread_attr_getstack(&attr, &lo, &w->stack_size);
+    w->stack_lo = lo;
+    pthread_attr_destroy(&attr);
+  }
+  /* Stack overflow handlers need a stack of their own. */
+  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
+  if (ss.ss_sp) sigaltstack(&ss, NULL);
+  if (S.cfg.bind) skn_topo_bind_thread(w->id);
+
+  for (;;) {
+    if (w->exited) {
+      free_unit_stack(w->exited);
+      w->exited = NULL;
+      w->live--;
+    }
+    if (w->live == 0) break;
+    skn_unit *u = ready_pop(w);
+    if (u) switch_to(w, NULL, u);
+    else idle(w);
+  }
+  busy_down();
+  tls_worker = NULL;
+}
+
+static void *worker_thread(void *p) {
+  worker_loop(p);
+  return NULL;
+}
+
+int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
+  S.cfg = *cfg;
+  if (S.cfg.nworkers < 1) S.cfg.nworkers = 1;
+  if (S.cfg.stall_ms == 0) S.cfg.stall_ms = 1000;
+  if (hooks) S.hooks = *hooks;
+  S.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)S.cfg.nworkers);
+  if (!S.workers) return -1;
+  memset(S.workers, 0, sizeof(skn_worker) * (size_t)S.cfg.nworkers);
+  for (int i = 0; i < S.cfg.nworkers; i++) S.workers[i].id = i;
+  return 0;
+}
+
+int skn_sched_nworkers(void) { return S.cfg.nworkers; }
+
+int skn_sched_worker_id(void) { return tls_worker ? tls_worker->id : -1; }
+
+skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner) {
+  if (S.running || worker < 0 || worker >= S.cfg.nworkers) return NULL;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t usable = (S.cfg.stack_size + page - 1) & ~(page - 1);
+  size_t map_size = usable + page;
+  char *base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (base == MAP_FAILED) return NULL;
+  if (mprotect(base, page, PROT_NONE) != 0) {
+    munmap(base, map_size);
+    return NULL;
+  }
+  skn_unit *u = calloc(1, sizeof *u);
+  ult_record *rec = calloc(1, sizeof *rec);
+  if (!u || !rec) {
+    free(u);
+    free(rec);
+    munmap(base, map_size);
+    return NULL;
+  }
+  u->kind = SKN_UNIT_ULT;
+  u->worker = &S.workers[worker];
+  u->owner = owner;
+  u->entry = fn;
+  u->arg = arg;
+  u->stack_lo = base + page;
+  u->stack_hi = base + map_size;
+  u->map_size = map_size;
+  u->sp = skn_ctx_make(u->stack_hi, ult_main, u);
+  u->vg_stack_id = VALGRIND_STACK_REGISTER(u->stack_lo, u->stack_hi);
+#ifdef SKN_TSAN
+  u->tsan_fiber = __tsan_create_fiber(0);
+#endif
+  rec->unit = u;
+  rec->guard_lo = base;
+  rec->guard_hi = base + page;
+  rec->next = atomic_load(&ult_records);
+  atomic_store(&ult_records, rec);
+  u->worker->live++;
+  ready_push(u->worker, u);
+  return u;
+}
+
+void skn_sched_run(void) {
+  S.running = true;
+  atomic_store(&S.busy, S.cfg.nworkers);
+  for (int i = 1; i < S.cfg.nworkers; i++) {
+    if (pthread_create(&S.workers[i].thread, NULL, worker_thread, &S.workers[i]) != 0)
+      skn_fatal("cannot start worker thread %d: %s", i, strerror(errno));
+  }
+  worker_loop(&S.workers[0]);
+  for (int i = 1; i < S.cfg.nworkers; i++) pthread_join(S.workers[i].thread, NULL);
+  S.running = false;
+}
+
+skn_unit *skn_sched_unit_by_guard(const void *addr) {
+  for (ult_record *r = atomic_load(&ult_records); r; r = r->next)
+    if ((const char *)addr >= r->guard_lo && (const char *)addr < r->guard_hi) return r->unit;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ adopted threads */
+
+skn_unit *skn_sched_adopt_thread(void *owner) {
+  /* Units are recycled, never freed: a waker may still hold a pointer to one. */
+  skn_spin_lock(&S.adopt_lock);
+  skn_unit *u = S.adopt_free;
+  if (u) S.adopt_free = u->next;
+  skn_spin_unlock(&S.adopt_lock);
+  if (!u && !(u = calloc(1, sizeof *u))) return NULL;
+  atomic_store(&u->state, SKN_UNIT_RUNNING);
+  u->kind = SKN_UNIT_KTHREAD;
+  u->worker = NULL;
+  u->owner = owner;
+  u->next = NULL;
+  busy_up();
+  skn_sched_current_tls = u;
+  return u;
+}
+
+void skn_sched_release_thread(void) {
+  skn_unit *u = skn_sched_current_tls;
+  if (!u || u->kind != SKN_UNIT_KTHREAD) return;
+  skn_sched_current_tls = NULL;
+  busy_down();
+  skn_spin_lock(&S.adopt_lock);
+  u->next = S.adopt_free;
+  S.adopt_free = u;
+  skn_spin_unlock(&S.adopt_lock);
+}

@@ -1,0 +1,102 @@
+/* MxN scheduler: runs user-level threads (units) on worker kernel threads.
+ * Knows nothing of MPI: a unit carries an opaque `owner` for the layers above.
+ * Thread safety: skn_sched_wake may be called from any thread; everything else acts on
+ * the calling unit or worker. Units never migrate between workers. */
+#ifndef SKN_SCHED_H
+#define SKN_SCHED_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/base.h"
+
+/* Unit states. RUNNING and NOTIFIED both mean "not blocked"; NOTIFIED records that a
+ * wake arrived while the unit was running or about to block. */
+enum {
+  SKN_UNIT_RUNNING = 0,
+  SKN_UNIT_WAITING = 1,       /* about to block: checking its condition once more */
+  SKN_UNIT_BLOCKED = 2,       /* switched out; a waker puts it on its worker's queue */
+  SKN_UNIT_BLOCKED_FUTEX = 3, /* its kernel thread sleeps on `state`; a waker futex-wakes */
+  SKN_UNIT_NOTIFIED = 4,
+};
+
+enum skn_unit_kind {
+  SKN_UNIT_ULT,     /* user-level thread with its own stack, bound to one worker */
+  SKN_UNIT_KTHREAD, /* a kernel thread adopted by an owner (e.g. a rank's pthread) */
+};
+
+struct skn_worker;
+
+typedef struct skn_unit {
+  _Atomic uint32_t state; /* futex word for KTHREAD units and pinned waits */
+  uint8_t kind;
+  bool finished;
+  struct skn_worker *worker; /* ULT: the worker it runs on, forever */
+  struct skn_unit *next;     /* ready queue / inbox link, owned by whoever queued it */
+  void *sp;                  /* saved stack pointer while switched out */
+  void *owner;               /* layer above: the rank this unit acts for */
+  void (*entry)(void *);
+  void *arg;
+  char *stack_lo, *stack_hi; /* usable stack [lo, hi); guard page just below lo */
+  size_t map_size;
+  unsigned vg_stack_id;
+  void *asan_fake_stack;
+  void *tsan_fiber;
+} skn_unit;
+
+typedef struct skn_sched_hooks {
+  /* Called by idle workers and spinning waiters (network progress). May be NULL. */
+  void (*poll)(void);
+  /* Called when every worker sleeps, every adopted thread is blocked and nothing woke
+   * anyone for a while. Returns only if the caller decides this is not a deadlock. */
+  void (*stall)(void);
+} skn_sched_hooks;
+
+typedef struct skn_sched_config {
+  int nworkers;          /* >= 1 */
+  size_t stack_size;     /* usable bytes per ULT stack */
+  unsigned spin_iters;   /* busy-poll iterations before blocking */
+  bool bind;             /* pin workers to cores */
+  unsigned stall_ms;     /* quiet time before the stall hook runs */
+} skn_sched_config;
+
+SKN_INTERNAL int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks);
+SKN_INTERNAL int skn_sched_nworkers(void);
+SKN_INTERNAL skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner);
+/* Runs the workers; the calling thread becomes worker 0. Returns when all units ended. */
+SKN_INTERNAL void skn_sched_run(void);
+
+SKN_INTERNAL extern __thread skn_unit *skn_sched_current_tls;
+/* The calling unit, or NULL on a thread the scheduler does not know. */
+static inline skn_unit *skn_sched_self(void) { return skn_sched_current_tls; }
+
+/* Waiting protocol, for a condition another thread sets (with seq_cst) before it calls
+ * skn_sched_wake on the waiter:
+ *     for (;;) { skn_sched_prepare_wait(me); if (cond) break; skn_sched_wait(me); }
+ *     skn_sched_done_waiting(me);
+ * skn_sched_wait may return spuriously. */
+static inline void skn_sched_prepare_wait(skn_unit *me) {
+  atomic_store(&me->state, SKN_UNIT_WAITING);
+}
+static inline void skn_sched_done_waiting(skn_unit *me) {
+  atomic_store_explicit(&me->state, SKN_UNIT_RUNNING, memory_order_relaxed);
+}
+SKN_INTERNAL void skn_sched_wait(skn_unit *me);
+SKN_INTERNAL void skn_sched_wake(skn_unit *u);
+
+SKN_INTERNAL void skn_sched_yield(void);
+/* Ends the calling ULT (its stack is dropped, nothing is unwound). */
+SKN_INTERNAL _Noreturn void skn_sched_exit(void);
+
+/* Registers the calling kernel thread as a unit acting for `owner`. */
+SKN_INTERNAL skn_unit *skn_sched_adopt_thread(void *owner);
+SKN_INTERNAL void skn_sched_release_thread(void);
+
+/* The ULT whose guard page contains addr, or NULL. Async-signal-safe. */
+SKN_INTERNAL skn_unit *skn_sched_unit_by_guard(const void *addr);
+/* Index of the calling thread's worker, or -1. */
+SKN_INTERNAL int skn_sched_worker_id(void);
+
+#endif

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs Skein's build and test dependencies from Debian's packages.
+# Usage: scripts/install-deps.sh [--peers]
+#   --peers  also installs Debian's MPICH and Open MPI for side-by-side benchmarks.
+# Skips apt entirely when everything is already present.
+set -euo pipefail
+
+pkgs=(build-essential cmake ninja-build pkg-config
+      libhwloc-dev hwloc-nox libnuma-dev libucx-dev ucx-utils libjemalloc-dev
+      libgtest-dev valgrind procps
+      clang-16 libclang-16-dev llvm-16-dev)
+if [[ "${1:-}" == "--peers" ]]; then
+  pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO=sudo
+echo "skein: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
