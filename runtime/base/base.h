@@ -3,7 +3,29 @@
 #ifndef SKN_BASE_H
 #define SKN_BASE_H
 
+#ifdef __cplusplus
+/* C++ unit tests include these headers: map C11 atomics onto std::atomic, which has the
+ * same size and representation for the integer and pointer types used here. */
+#include <atomic>
+#define _Atomic(T) std::atomic<T>
+#define _Noreturn [[noreturn]]
+using std::atomic_compare_exchange_strong;
+using std::atomic_compare_exchange_weak;
+using std::atomic_exchange;
+using std::atomic_exchange_explicit;
+using std::atomic_fetch_add;
+using std::atomic_fetch_add_explicit;
+using std::atomic_fetch_sub;
+using std::atomic_load;
+using std::atomic_load_explicit;
+using std::atomic_store;
+using std::atomic_store_explicit;
+using std::memory_order_acquire;
+using std::memory_order_relaxed;
+using std::memory_order_release;
+#else
 #include <stdatomic.h>
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,7 +48,7 @@ static inline void skn_cpu_relax(void) {
 /* Test-and-test-and-set lock for short critical sections that never block or switch.
  * After a few hundred spins it yields the kernel thread: a holder may be a preempted
  * pthread of an oversubscribed hybrid program. */
-typedef struct { _Atomic uint32_t held; } skn_spinlock;
+typedef struct { _Atomic(uint32_t) held; } skn_spinlock;
 #define SKN_SPINLOCK_INIT {0}
 SKN_INTERNAL void skn_spin_lock_slow(skn_spinlock *l);
 static inline void skn_spin_lock(skn_spinlock *l) {
@@ -42,8 +64,8 @@ static inline void skn_spin_unlock(skn_spinlock *l) {
 }
 
 /* futex on a 32-bit word; timeout_ns < 0 waits forever. Returns false on timeout. */
-SKN_INTERNAL bool skn_futex_wait(_Atomic uint32_t *word, uint32_t expected, long timeout_ns);
-SKN_INTERNAL void skn_futex_wake(_Atomic uint32_t *word, int nwaiters);
+SKN_INTERNAL bool skn_futex_wait(_Atomic(uint32_t) *word, uint32_t expected, long timeout_ns);
+SKN_INTERNAL void skn_futex_wake(_Atomic(uint32_t) *word, int nwaiters);
 
 /* Monotonic time in nanoseconds. */
 SKN_INTERNAL uint64_t skn_now_ns(void);

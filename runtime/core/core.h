@@ -8,7 +8,7 @@
 #ifndef SKN_CORE_H
 #define SKN_CORE_H
 
-#include <stdatomic.h>
+#include "../base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,9 +72,9 @@ typedef struct skn_msg_args skn_msg_args;
 typedef struct skn_req {
   /* 0: pending; SKN_REQ_DONE: complete; otherwise the skn_unit* waiting for it. The
    * completer's exchange on this word is its last access to the request. */
-  _Atomic uintptr_t sync;
-  _Atomic int refs;        /* pooled requests: user handle + queue reference */
-  _Atomic uint32_t filled; /* eager envelope: payload copy finished */
+  _Atomic(uintptr_t) sync;
+  _Atomic(int) refs;        /* pooled requests: user handle + queue reference */
+  _Atomic(uint32_t) filled; /* eager envelope: payload copy finished */
   uint8_t kind, mode, proto;
   bool pooled;             /* from the owner's pool (else on a caller's stack) */
   bool queued;             /* in a matching queue (guarded by that queue's lock) */
@@ -150,7 +150,7 @@ typedef struct skn_mq {
 typedef struct skn_barrier {
   skn_spinlock lock;
   int arrived;
-  _Atomic uint32_t generation;
+  _Atomic(uint32_t) generation;
   int nwaiters;
   skn_unit **waiters; /* one slot per member */
 } skn_barrier;
@@ -231,7 +231,7 @@ typedef struct skn_job {
   size_t eager_limit;   /* largest message buffered when no receive is posted */
   size_t buffer_budget; /* bytes of early-completed envelopes one receiver may hold */
   int thread_level_max;
-  _Atomic int first_exit_code;
+  _Atomic(int) first_exit_code;
   double wtime_base;
 } skn_job;
 

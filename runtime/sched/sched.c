@@ -50,7 +50,7 @@ typedef struct skn_worker {
   void *asan_fake_stack;
   void *tsan_fiber;
   _Atomic(skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
-  _Atomic uint32_t sleeping; /* futex word: 1 while (about to be) asleep */
+  _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
 } __attribute__((aligned(SKN_CACHELINE))) skn_worker;
 
 static struct {
@@ -58,9 +58,9 @@ static struct {
   skn_sched_hooks hooks;
   skn_worker *workers;
   bool running;
-  _Atomic int busy __attribute__((aligned(SKN_CACHELINE)));
-  _Atomic uint64_t epoch;
-  _Atomic int stall_reporting;
+  _Atomic(int) busy __attribute__((aligned(SKN_CACHELINE)));
+  _Atomic(uint64_t) epoch;
+  _Atomic(int) stall_reporting;
   skn_spinlock adopt_lock;
   skn_unit *adopt_free;
 } S;

@@ -5,7 +5,7 @@
 #ifndef SKN_SCHED_H
 #define SKN_SCHED_H
 
-#include <stdatomic.h>
+#include "../base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@ enum skn_unit_kind {
 struct skn_worker;
 
 typedef struct skn_unit {
-  _Atomic uint32_t state; /* futex word for KTHREAD units and pinned waits */
+  _Atomic(uint32_t) state; /* futex word for KTHREAD units and pinned waits */
   uint8_t kind;
   bool finished;
   struct skn_worker *worker; /* ULT: the worker it runs on, forever */

@@ -1,0 +1,258 @@
+// Matching engine and protocols, driven directly through the core (no MPI API):
+// ordering, wildcards, truncation, cancel, probe, and the buffer budget.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+const skn_dtype *const INT = &skn_dt_predefined[8];
+const skn_dtype *const BYTE = &skn_dt_predefined[4];
+
+skn_msg msg_to(skn_rank *me, int dst, const void *buf, size_t count, const skn_dtype *dt, int tag,
+               uint8_t mode = SKN_MODE_STANDARD) {
+  skn_msg m{};
+  m.buf = buf;
+  m.count = count;
+  m.dt = dt;
+  m.ctx = 0;
+  m.src = me->world_rank;
+  m.tag = tag;
+  m.comm = MPI_COMM_WORLD;
+  m.peer = skn_job_g.ranks[dst];
+  m.mode = mode;
+  return m;
+}
+
+skn_req *post_recv(skn_rank *me, void *buf, size_t count, const skn_dtype *dt, int src, int tag) {
+  skn_req *r = skn_req_alloc(me);
+  r->kind = SKN_REQ_RECV;
+  r->buf = buf;
+  r->count = count;
+  r->dt = dt;
+  r->ctx = 0;
+  r->src = src;
+  r->tag = tag;
+  skn_p2p_recv(me, r);
+  return r;
+}
+
+void send(skn_rank *me, int dst, const void *buf, size_t count, const skn_dtype *dt, int tag,
+          uint8_t mode = SKN_MODE_STANDARD) {
+  skn_msg m = msg_to(me, dst, buf, count, dt, tag, mode);
+  skn_p2p_send(me, &m, nullptr);
+}
+
+TEST(Match, NonOvertakingAcrossProtocols) {
+  // Sizes cross the inline, eager and by-reference protocols; the receiver posts late.
+  const std::vector<size_t> sizes = {1, 100, 128, 129, 4096, 65536, 65537, 1 << 20, 3};
+  for (int workers : {1, 2}) {
+    std::vector<int> bad;
+    skntest::run_ranks(2, workers, [&](skn_rank *me) {
+      if (me->world_rank == 0) {
+        std::vector<std::vector<char>> bufs;
+        std::vector<skn_req *> reqs;
+        for (size_t i = 0; i < sizes.size(); i++) {
+          bufs.emplace_back(sizes[i], (char)('a' + i));
+          skn_req *s = skn_req_alloc(me);
+          skn_msg m = msg_to(me, 1, bufs.back().data(), sizes[i], BYTE, 5);
+          skn_p2p_send(me, &m, s);
+          reqs.push_back(s);
+        }
+        for (auto *s : reqs) {
+          skn_req_wait(s);
+          skn_req_release(s);
+        }
+      } else {
+        for (int i = 0; i < 50; i++) skn_sched_yield();
+        for (size_t i = 0; i < sizes.size(); i++) {
+          std::vector<char> buf(1 << 20);
+          skn_req *r = post_recv(me, buf.data(), buf.size(), BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG);
+          skn_req_wait(r);
+          if (r->bytes != sizes[i] || buf[0] != (char)('a' + i) || buf[sizes[i] - 1] != (char)('a' + i))
+            bad.push_back((int)i);
+          skn_req_release(r);
+        }
+      }
+    });
+    EXPECT_TRUE(bad.empty()) << "first out-of-order message index " << (bad.empty() ? -1 : bad[0]);
+  }
+}
+
+TEST(Match, WildcardsAndSpecificTagsSelectTheRightMessage) {
+  skntest::run_ranks(3, 1, [&](skn_rank *me) {
+    int v;
+    if (me->world_rank == 1) {
+      v = 11; send(me, 0, &v, 1, INT, 7);
+      v = 12; send(me, 0, &v, 1, INT, 8);
+    } else if (me->world_rank == 2) {
+      v = 21; send(me, 0, &v, 1, INT, 7);
+    } else {
+      for (int i = 0; i < 10; i++) skn_sched_yield();  // all three are unexpected now
+      int got = 0;
+      skn_req *r = post_recv(me, &got, 1, INT, 1, 8);  // skips rank 1's tag 7
+      skn_req_wait(r);
+      EXPECT_EQ(got, 12);
+      EXPECT_EQ(r->st_src, 1);
+      EXPECT_EQ(r->st_tag, 8);
+      skn_req_release(r);
+      r = post_recv(me, &got, 1, INT, 2, MPI_ANY_TAG);
+      skn_req_wait(r);
+      EXPECT_EQ(got, 21);
+      skn_req_release(r);
+      r = post_recv(me, &got, 1, INT, MPI_ANY_SOURCE, 7);
+      skn_req_wait(r);
+      EXPECT_EQ(got, 11);
+      skn_req_release(r);
+    }
+  });
+}
+
+TEST(Match, ContextsDoNotMatchEachOther) {
+  skntest::run_ranks(2, 1, [&](skn_rank *me) {
+    int v = 1;
+    if (me->world_rank == 0) {
+      skn_msg m = msg_to(me, 1, &v, 1, INT, 0);
+      m.ctx = 4;
+      skn_p2p_send(me, &m, nullptr);
+      v = 2;
+      send(me, 1, &v, 1, INT, 0);
+    } else {
+      int got = 0;
+      skn_req *r = post_recv(me, &got, 1, INT, MPI_ANY_SOURCE, MPI_ANY_TAG);
+      skn_req_wait(r);
+      EXPECT_EQ(got, 2);  // context 0 only
+      skn_req_release(r);
+      skn_probe_info info;
+      skn_req *env = skn_p2p_probe(me, 4, 0, 0, true, &info);
+      ASSERT_NE(env, nullptr);
+      r = skn_req_alloc(me);
+      r->kind = SKN_REQ_RECV; r->buf = &got; r->count = 1; r->dt = INT;
+      skn_p2p_recv_matched(r, env);
+      EXPECT_EQ(got, 1);
+      skn_req_release(r);
+    }
+  });
+}
+
+TEST(Match, TruncationCopiesWhatFitsAndFlagsIt) {
+  for (size_t n : {8, 1000, 200000}) {  // inline, eager, by-reference
+    skntest::run_ranks(2, 1, [&](skn_rank *me) {
+      std::vector<int> data(n, 42);
+      if (me->world_rank == 0) {
+        send(me, 1, data.data(), n, INT, 1);
+      } else {
+        for (int i = 0; i < 5; i++) skn_sched_yield();
+        std::vector<int> small(n / 2 + 1, 0);
+        small.push_back(-1);  // sentinel past the receive count
+        skn_req *r = post_recv(me, small.data(), n / 2 + 1 - 1, INT, 0, 1);
+        skn_req_wait(r);
+        EXPECT_TRUE(r->truncated);
+        EXPECT_EQ(r->bytes, (n / 2) * sizeof(int));
+        EXPECT_EQ(small[n / 2 - 1], 42);
+        EXPECT_EQ(small.back(), -1);
+        skn_req_release(r);
+      }
+    });
+  }
+}
+
+TEST(Match, CancelRemovesAPostedReceiveButNotAMatchedOne) {
+  skntest::run_ranks(2, 1, [&](skn_rank *me) {
+    int got = 0, v = 3;
+    if (me->world_rank == 1) {
+      skn_req *r = post_recv(me, &got, 1, INT, 0, 9);
+      EXPECT_EQ(skn_p2p_cancel(me, r), SKN_OK);
+      EXPECT_TRUE(skn_req_done(r));
+      EXPECT_TRUE(r->cancelled);
+      skn_req_release(r);
+      r = post_recv(me, &got, 1, INT, 0, 10);
+      skn_req_wait(r);  // rank 0 sends tag 10
+      EXPECT_EQ(skn_p2p_cancel(me, r), SKN_ERR_NOT_CANCELLED);
+      EXPECT_EQ(got, 3);
+      skn_req_release(r);
+    } else {
+      send(me, 1, &v, 1, INT, 10);
+    }
+  });
+}
+
+TEST(Match, SynchronousSendWaitsForTheReceiver) {
+  std::atomic<bool> posted{false}, send_done_before_post{false};
+  skntest::run_ranks(2, 2, [&](skn_rank *me) {
+    int v = 5, got = 0;
+    if (me->world_rank == 0) {
+      send(me, 1, &v, 1, INT, 0, SKN_MODE_SYNC);
+      if (!posted.load()) send_done_before_post = true;
+    } else {
+      for (int i = 0; i < 2000; i++) skn_sched_yield();
+      posted = true;
+      skn_req *r = post_recv(me, &got, 1, INT, 0, 0);
+      skn_req_wait(r);
+      EXPECT_EQ(got, 5);
+      skn_req_release(r);
+    }
+  });
+  EXPECT_FALSE(send_done_before_post.load());
+}
+
+TEST(Match, BufferBudgetBoundsUnexpectedData) {
+  // With a 64 KiB budget, 1000 unexpected 1 KiB sends cannot all complete early.
+  const size_t budget = 64 << 10;
+  size_t peak = 0;
+  int completed_early = 0;
+  skntest::run_ranks(2, 1, [&](skn_rank *me) {
+    std::vector<char> buf(1024, 'x');
+    if (me->world_rank == 0) {
+      std::vector<skn_req *> reqs;
+      for (int i = 0; i < 1000; i++) {
+        skn_req *s = skn_req_alloc(me);
+        skn_msg m = msg_to(me, 1, buf.data(), buf.size(), BYTE, 0);
+        skn_p2p_send(me, &m, s);
+        completed_early += skn_req_done(s);
+        size_t b = skn_job_g.ranks[1]->mq.buffered;
+        if (b > peak) peak = b;
+        reqs.push_back(s);
+      }
+      for (auto *s : reqs) { skn_req_wait(s); skn_req_release(s); }
+    } else {
+      while (skn_job_g.ranks[0]->req_count < 1000) skn_sched_yield();
+      for (int i = 0; i < 1000; i++) {
+        skn_req *r = post_recv(me, buf.data(), buf.size(), BYTE, 0, 0);
+        skn_req_wait(r);
+        EXPECT_EQ(r->bytes, 1024u);
+        skn_req_release(r);
+      }
+    }
+  }, 64 << 10, budget);
+  EXPECT_LE(peak, budget);
+  EXPECT_GT(completed_early, 0);
+  EXPECT_LT(completed_early, 1000);
+}
+
+TEST(Match, ProbeWaitWakesWhenAMessageArrives) {
+  skntest::run_ranks(2, 2, [&](skn_rank *me) {
+    int v = 77;
+    if (me->world_rank == 0) {
+      for (int i = 0; i < 1000; i++) skn_sched_yield();
+      send(me, 1, &v, 1, INT, 3);
+    } else {
+      skn_probe_info info;
+      skn_req *env = skn_p2p_probe_wait(me, 0, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &info);
+      EXPECT_NE(env, nullptr);
+      EXPECT_EQ(info.src, 0);
+      EXPECT_EQ(info.tag, 3);
+      EXPECT_EQ(info.bytes, sizeof(int));
+      int got = 0;
+      skn_req *r = post_recv(me, &got, 1, INT, 0, 3);
+      skn_req_wait(r);
+      EXPECT_EQ(got, 77);
+      skn_req_release(r);
+    }
+  });
+}
+
+}  // namespace

@@ -1,0 +1,150 @@
+// Scheduler: switching, yield order, wait/wake within and across workers, many units,
+// adopted kernel threads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+struct Flag {
+  std::atomic<int> value{0};
+  skn_unit *waiter = nullptr;
+};
+
+// Blocks until f.value >= want, using the documented waiting protocol.
+void wait_for(Flag &f, int want) {
+  skn_unit *me = skn_sched_self();
+  f.waiter = me;
+  for (;;) {
+    skn_sched_prepare_wait(me);
+    if (f.value.load() >= want) break;
+    skn_sched_wait(me);
+  }
+  skn_sched_done_waiting(me);
+}
+
+void set_and_wake(Flag &f, int v) {
+  f.value.store(v);
+  if (skn_unit *w = f.waiter) skn_sched_wake(w);
+}
+
+TEST(Sched, RunsEveryUnitToCompletion) {
+  for (int workers : {1, 2}) {
+    std::atomic<int> ran{0};
+    skntest::run_ranks(100, workers, [&](skn_rank *) { ran++; });
+    EXPECT_EQ(ran.load(), 100) << workers << " workers";
+  }
+}
+
+TEST(Sched, YieldInterleavesUnitsOfOneWorkerInFifoOrder) {
+  std::vector<int> trace;
+  skntest::run_ranks(3, 1, [&](skn_rank *r) {
+    for (int i = 0; i < 3; i++) {
+      trace.push_back(r->world_rank);
+      skn_sched_yield();
+    }
+  });
+  std::vector<int> expect = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+  EXPECT_EQ(trace, expect);
+}
+
+TEST(Sched, UnitsKeepTheirWorker) {
+  std::atomic<int> moved{0};
+  skntest::run_ranks(8, 2, [&](skn_rank *) {
+    int w = skn_sched_worker_id();
+    for (int i = 0; i < 100; i++) {
+      skn_sched_yield();
+      if (skn_sched_worker_id() != w) moved++;
+    }
+  });
+  EXPECT_EQ(moved.load(), 0);
+}
+
+TEST(Sched, WaitAndWakeOnOneWorkerAndAcrossWorkers) {
+  for (int workers : {1, 2}) {
+    Flag ping, pong;
+    const int rounds = 2000;
+    skntest::run_ranks(2, workers, [&](skn_rank *r) {
+      for (int i = 1; i <= rounds; i++) {
+        if (r->world_rank == 0) {
+          set_and_wake(ping, i);
+          wait_for(pong, i);
+        } else {
+          wait_for(ping, i);
+          set_and_wake(pong, i);
+        }
+      }
+    });
+    EXPECT_EQ(ping.value.load(), rounds);
+    EXPECT_EQ(pong.value.load(), rounds);
+  }
+}
+
+TEST(Sched, SleepingWorkerIsWokenByAnotherWorker) {
+  // Rank 0 (worker 0) blocks long enough for its worker to fall asleep on the futex.
+  Flag f;
+  std::atomic<bool> woke{false};
+  skntest::run_ranks(2, 2, [&](skn_rank *r) {
+    if (r->world_rank == 0) {
+      wait_for(f, 1);
+      woke = true;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      set_and_wake(f, 1);
+    }
+  });
+  EXPECT_TRUE(woke.load());
+}
+
+TEST(Sched, ManyUnitsBlockAndWakeInAChain) {
+  // Each rank waits for its predecessor: wakes travel through all 500 units.
+  const int n = 500;
+  std::vector<Flag> flags(n);
+  std::vector<int> order;
+  std::mutex m;
+  skntest::run_ranks(n, 2, [&](skn_rank *r) {
+    int i = r->world_rank;
+    if (i > 0) wait_for(flags[i - 1], 1);
+    {
+      std::lock_guard<std::mutex> g(m);
+      order.push_back(i);
+    }
+    set_and_wake(flags[i], 1);
+  });
+  ASSERT_EQ((int)order.size(), n);
+  for (int i = 0; i < n; i++) EXPECT_EQ(order[i], i);
+}
+
+TEST(Sched, AdoptedKernelThreadWaitsOnFutex) {
+  Flag f;
+  std::atomic<int> seen{0};
+  skntest::run_ranks(1, 1, [&](skn_rank *r) {
+    std::thread t([&] {
+      skn_sched_adopt_thread(r);
+      EXPECT_EQ(skn_sched_self()->owner, r);
+      wait_for(f, 1);
+      seen = f.value.load();
+      skn_sched_release_thread();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    set_and_wake(f, 1);
+    t.join();
+  });
+  EXPECT_EQ(seen.load(), 1);
+}
+
+TEST(Sched, GuardPageLookupFindsTheUnit) {
+  skn_unit *found = nullptr, *self = nullptr;
+  skntest::run_ranks(1, 1, [&](skn_rank *) {
+    self = skn_sched_self();
+    found = skn_sched_unit_by_guard(self->stack_lo - 1);
+    EXPECT_EQ(skn_sched_unit_by_guard(self->stack_lo), nullptr);
+  });
+  EXPECT_EQ(found, self);
+}
+
+}  // namespace
