@@ -212,6 +212,11 @@ static void on_stall(void) {
     skn_rank *r = j->ranks[i];
     if (r->state == SKN_RANK_EXITED) {
       skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
+    } else if (atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED &&
+               atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED_FUTEX) {
+      /* Only a wait inside an OpenMP parallel region keeps a worker from its ready ranks. */
+      skn_log("rank %d is ready to run, but its worker is held by a rank that waits inside an OpenMP "
+              "parallel region (run with at least as many workers as ranks)", i);
     } else if (r->call.fn) {
       char buf[256];
       describe_call(&r->call, buf, sizeof buf);

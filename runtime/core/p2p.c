@@ -145,17 +145,20 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   if (proto == SKN_PROTO_EAGER) {
     /* Copy outside the lock; a receiver that matches meanwhile waits for `filled`. */
     void *payload = malloc(bytes);
-    if (payload) skn_dt_pack(payload, m->buf, m->dt, bytes);
-    env->payload = payload; /* NULL: the receiver reads the send buffer, we wait */
-    if (!payload) env->proto = SKN_PROTO_RNDV;
-    atomic_store_explicit(&env->filled, 1, memory_order_release);
-    if (!payload) {
-      if (!sreq) skn_req_wait(env);
-      return;
+    if (payload) {
+      skn_dt_pack(payload, m->buf, m->dt, bytes);
+      env->payload = payload;
+    } else {
+      env->proto = proto = SKN_PROTO_RNDV; /* the receiver reads the send buffer */
     }
+    /* From here on the receiver may consume env and its owner reuse it: only locals. */
+    atomic_store_explicit(&env->filled, 1, memory_order_release);
   }
-  if (env->proto == SKN_PROTO_RNDV) {
-    if (!sreq) skn_req_wait(env);
+  if (proto == SKN_PROTO_RNDV) {
+    if (!sreq) {
+      skn_req_wait(env);
+      if (env != &stack_env) skn_req_release(env);
+    }
     return;
   }
   if (sreq) skn_req_complete(sreq);

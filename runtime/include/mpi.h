@@ -77,7 +77,7 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_INFO_NULL       SKN_HANDLE(SKN_KIND_INFO, 0)
 #define MPI_WIN_NULL        SKN_HANDLE(SKN_KIND_WIN, 0)
 #define MPI_MESSAGE_NULL    SKN_HANDLE(SKN_KIND_MESSAGE, 0)
-#define MPI_MESSAGE_NO_PROC SKN_HANDLE(SKN_KIND_MESSAGE, 1)
+#define MPI_MESSAGE_NO_PROC SKN_HANDLE(SKN_KIND_MESSAGE, 0xffffff) /* never a table index */
 #define MPI_REQUEST_NULL    SKN_HANDLE(SKN_KIND_REQUEST, 0)
 #define MPI_FILE_NULL       0
 

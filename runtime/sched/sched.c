@@ -234,8 +234,9 @@ void skn_sched_wait(skn_unit *me) {
   uint32_t expect = SKN_UNIT_WAITING;
   if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED)) return;
   /* Only this worker ever runs `me`, so a waker that enqueues it now cannot run it
-   * before the switch below saves its stack. */
-  switch_to(w, me, ready_pop(w));
+   * before the switch below saves its stack; but it may have queued it already. */
+  skn_unit *next = ready_pop(w);
+  if (next != me) switch_to(w, me, next);
 }
 
 void skn_sched_yield(void) {
@@ -246,11 +247,12 @@ void skn_sched_yield(void) {
     return;
   }
   skn_worker *w = me->worker;
-  if (!has_ready(w)) {
+  if (atomic_load_explicit(&w->inbox, memory_order_relaxed)) drain_inbox(w);
+  if (!w->ready_head) {
     poll_hook();
     return;
   }
-  ready_push(w, me);
+  ready_push(w, me); /* behind every other ready unit, so the pop below is not `me` */
   switch_to(w, me, ready_pop(w));
 }
 

@@ -100,6 +100,28 @@ TEST(Sched, SleepingWorkerIsWokenByAnotherWorker) {
   EXPECT_TRUE(woke.load());
 }
 
+TEST(Sched, YieldWhileAWokenUnitWaitsInTheInbox) {
+  // Ranks 0 and 1 share worker 0; rank 2 (worker 1) wakes rank 0 while rank 1 yields in a
+  // loop, so the yield finds rank 0 only in the inbox. It must switch to it, not to itself.
+  Flag f, done;
+  skntest::run_ranks(3, 2, [&](skn_rank *r) {
+    switch (r->world_rank) {
+      case 0:
+        wait_for(f, 1);
+        set_and_wake(done, 1);
+        break;
+      case 1:
+        while (done.value.load() == 0) skn_sched_yield();
+        break;
+      case 2:
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        set_and_wake(f, 1);
+        break;
+    }
+  });
+  EXPECT_EQ(done.value.load(), 1);
+}
+
 TEST(Sched, ManyUnitsBlockAndWakeInAChain) {
   // Each rank waits for its predecessor: wakes travel through all 500 units.
   const int n = 500;
