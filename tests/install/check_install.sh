@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Install-tree checks: install into a fresh prefix, move the tree (it must be relocatable,
+# with no LD_LIBRARY_PATH), then build programs with mpicc, pkg-config and CMake's FindMPI
+# and run them through mpiexec.
+# usage: check_install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset LD_LIBRARY_PATH
+
+cmake --install "$build" --prefix "$work/first" >/dev/null
+mv "$work/first" "$work/moved"
+p=$work/moved
+
+for tool in mpicc mpicxx skeincc skeinc++ mpiexec mpirun skeinrun skein-info; do
+  [ -x "$p/bin/$tool" ] || { echo "FAIL missing bin/$tool"; exit 1; }
+done
+[ -f "$p/include/mpi.h" ] || { echo "FAIL missing include/mpi.h"; exit 1; }
+
+"$p/bin/skein-info" | grep -q "^Skein " || { echo "FAIL skein-info"; exit 1; }
+
+# mpicc from the moved tree
+"$p/bin/mpicc" -O2 "$src/apps/examples/ring_pi.c" -o "$work/pi" -lm
+out=$("$p/bin/mpiexec" -n 5 "$work/pi")
+echo "$out" | grep -q "5 ranks" || { echo "FAIL mpicc program: $out"; exit 1; }
+
+# C++ wrapper
+printf '#include <mpi.h>\n#include <cstdio>\nint main(int c,char**v){MPI_Init(&c,&v);int r;MPI_Comm_rank(MPI_COMM_WORLD,&r);MPI_Finalize();return r==0?0:0;}\n' > "$work/cxx.cpp"
+"$p/bin/mpicxx" "$work/cxx.cpp" -o "$work/cxx"
+"$p/bin/mpirun" -n 3 "$work/cxx"
+
+# -show prints the underlying command
+"$p/bin/mpicc" -show | grep -q -- "-lskein" || { echo "FAIL mpicc -show"; exit 1; }
+
+# pkg-config
+PKG_CONFIG_PATH=$p/lib/pkgconfig cc "$src/apps/examples/ring_pi.c" -o "$work/pi_pc" \
+  $(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs skein) -lm
+"$p/bin/mpiexec" -n 2 "$work/pi_pc" | grep -q "2 ranks" || { echo "FAIL pkg-config program"; exit 1; }
+
+# CMake FindMPI with MPI_C_COMPILER
+cmake -S "$src/tests/install/findmpi" -B "$work/findmpi" -DMPI_C_COMPILER="$p/bin/mpicc" >"$work/findmpi.log" 2>&1 \
+  || { cat "$work/findmpi.log"; echo "FAIL FindMPI configure"; exit 1; }
+cmake --build "$work/findmpi" >/dev/null
+"$p/bin/mpiexec" -n 4 "$work/findmpi/hello" | grep -q "4 ranks" || { echo "FAIL FindMPI program"; exit 1; }
+
+echo "PASS install tree: relocatable, mpicc/mpicxx/pkg-config/FindMPI programs run"
