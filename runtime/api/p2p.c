@@ -17,23 +17,38 @@ struct skn_msg_args {
 static const char *const send_names[] = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend"};
 static const char *const isend_names[] = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"};
 
+/* Reports the first bad argument of a send or receive. Returns -1 when the only
+ * "problem" is a peer of MPI_PROC_NULL (the call then completes at once). Kept out of
+ * line so that the checks on the fast path stay a few compares. */
+static __attribute__((noinline, cold)) int p2p_arg_error(skn_rank *me, const char *fn, bool is_recv,
+                                                        const void *buf, int count, MPI_Datatype dt, int peer,
+                                                        int tag, MPI_Comm comm) {
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
+  const skn_dtype *t = skn_api_dtype(me, dt);
+  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
+  if (count < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
+  if (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))
+    return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be %sin [0, %d])", tag,
+                         is_recv ? "MPI_ANY_TAG or " : "", SKN_TAG_UB);
+  if ((unsigned)peer >= (unsigned)v->comm->size && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))
+    return skn_api_error(me, comm, MPI_ERR_RANK, fn, "%s=%d (communicator size %d)", is_recv ? "source" : "dest",
+                         peer, v->comm->size);
+  if (!buf && count > 0 && t->size > 0)
+    return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
+  return -1; /* MPI_PROC_NULL */
+}
+
 /* Checks send arguments and fills m. Returns MPI_SUCCESS, an error (already reported),
  * or -1 for MPI_PROC_NULL. */
 static inline int check_send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
                              int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
   skn_comm_view *v = skn_api_comm(me, comm);
-  if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
   const skn_dtype *t = skn_api_dtype(me, dt);
-  if (SKN_UNLIKELY(!t)) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
-  if (SKN_UNLIKELY(count < 0)) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
-  if (SKN_UNLIKELY(tag < 0)) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be in [0, %d])", tag, SKN_TAG_UB);
+  if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->size ||
+                   (!buf && count > 0 && t->size > 0)))
+    return p2p_arg_error(me, fn, false, buf, count, dt, dest, tag, comm);
   skn_comm *c = v->comm;
-  if (SKN_UNLIKELY((unsigned)dest >= (unsigned)c->size)) {
-    if (dest == MPI_PROC_NULL) return -1;
-    return skn_api_error(me, comm, MPI_ERR_RANK, fn, "dest=%d (communicator size %d)", dest, c->size);
-  }
-  if (SKN_UNLIKELY(!buf && count > 0 && t->size > 0))
-    return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
   m->buf = buf;
   m->count = (size_t)count;
   m->dt = t;
@@ -46,22 +61,14 @@ static inline int check_send(skn_rank *me, const char *fn, const void *buf, int 
   return MPI_SUCCESS;
 }
 
-static int check_recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int source, int tag,
-                      MPI_Comm comm, skn_req *r) {
+static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int source,
+                             int tag, MPI_Comm comm, skn_req *r) {
   skn_comm_view *v = skn_api_comm(me, comm);
-  if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
   const skn_dtype *t = skn_api_dtype(me, dt);
-  if (SKN_UNLIKELY(!t)) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
-  if (SKN_UNLIKELY(count < 0)) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
-  if (SKN_UNLIKELY(tag < 0 && tag != MPI_ANY_TAG))
-    return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be MPI_ANY_TAG or in [0, %d])", tag, SKN_TAG_UB);
-  if (SKN_UNLIKELY((unsigned)source >= (unsigned)v->comm->size)) {
-    if (source == MPI_PROC_NULL) return -1;
-    if (source != MPI_ANY_SOURCE)
-      return skn_api_error(me, comm, MPI_ERR_RANK, fn, "source=%d (communicator size %d)", source, v->comm->size);
-  }
-  if (SKN_UNLIKELY(!buf && count > 0 && t->size > 0))
-    return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
+  if (SKN_UNLIKELY(!v || !t || count < 0 || (tag < 0 && tag != MPI_ANY_TAG) ||
+                   ((unsigned)source >= (unsigned)v->comm->size && source != MPI_ANY_SOURCE) ||
+                   (!buf && count > 0 && t->size > 0)))
+    return p2p_arg_error(me, fn, true, buf, count, dt, source, tag, comm);
   r->kind = SKN_REQ_RECV;
   r->buf = buf;
   r->count = (size_t)count;

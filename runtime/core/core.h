@@ -51,6 +51,26 @@ SKN_INTERNAL extern const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT];
  * (dst, dcount, dt). Returns the bytes copied. */
 SKN_INTERNAL size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt,
                                 const void *src, size_t scount, const skn_dtype *st);
+/* skn_dt_copy with the common case inline: contiguous layouts, small messages copied
+ * without a call. */
+static inline size_t skn_dt_copy_inline(void *dst, size_t dcount, const skn_dtype *dt, const void *src,
+                                        size_t scount, const skn_dtype *st) {
+  if (SKN_UNLIKELY(!dt->contig || !st->contig)) return skn_dt_copy(dst, dcount, dt, src, scount, st);
+  size_t sb = scount * st->size, db = dcount * dt->size, n = sb < db ? sb : db;
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  if (n >= 8 && n <= 16) { /* two overlapping 8-byte moves */
+    uint64_t a, b;
+    __builtin_memcpy(&a, s, 8);
+    __builtin_memcpy(&b, s + n - 8, 8);
+    __builtin_memcpy(d, &a, 8);
+    __builtin_memcpy(d + n - 8, &b, 8);
+  } else if (n) {
+    __builtin_memcpy(d, s, n);
+  }
+  return n;
+}
+
 /* Copies `bytes` packed bytes into / out of a typed layout. */
 SKN_INTERNAL void skn_dt_unpack(void *dst, const skn_dtype *dt, const void *packed, size_t bytes);
 SKN_INTERNAL void skn_dt_pack(void *packed, const void *src, const skn_dtype *st, size_t bytes);

@@ -89,7 +89,7 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_req *r = take_posted(mq, m->ctx, m->src, m->tag);
   if (r) {
     skn_spin_unlock(&mq->lock);
-    size_t copied = skn_dt_copy(r->buf, r->count, r->dt, m->buf, m->count, m->dt);
+    size_t copied = skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt);
     set_recv_result(r, m->src, m->tag, bytes, copied);
     skn_req_complete(r);
     if (sreq) skn_req_complete(sreq);

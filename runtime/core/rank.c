@@ -121,6 +121,7 @@ skn_req *skn_req_lookup(skn_rank *me, int handle) {
 void skn_req_wait(skn_req *r) {
   if (skn_req_done(r)) return;
   skn_unit *me = skn_sched_self();
+  if (skn_sched_poll_word(me, &r->sync, SKN_REQ_DONE)) return;
   for (;;) {
     skn_sched_prepare_wait(me);
     if (!skn_req_register(r, me)) break;

@@ -38,20 +38,7 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 /* libgomp's, when the program uses OpenMP. */
 extern int omp_get_level(void) __attribute__((weak));
 
-typedef struct skn_worker {
-  int id;
-  void *sched_sp;            /* the worker's own context while a unit runs */
-  skn_unit *ready_head, *ready_tail;
-  skn_unit *exited;          /* ended unit whose stack the worker context frees */
-  int live;                  /* units of this worker not yet ended */
-  pthread_t thread;
-  const void *stack_lo;      /* kernel thread stack, for ASan */
-  size_t stack_size;
-  void *asan_fake_stack;
-  void *tsan_fiber;
-  _Atomic(skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
-  _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
-} __attribute__((aligned(SKN_CACHELINE))) skn_worker;
+
 
 static struct {
   skn_sched_config cfg;
@@ -143,9 +130,7 @@ static inline skn_unit *ready_pop(skn_worker *w) {
   return u;
 }
 
-static inline bool has_ready(skn_worker *w) {
-  return w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed);
-}
+static inline bool has_ready(skn_worker *w) { return skn_sched_worker_has_ready(w); }
 
 /* ------------------------------------------------------------------ busy accounting */
 
@@ -222,6 +207,17 @@ static void wait_on_futex(skn_unit *me) {
       maybe_stall(epoch);
   }
   /* the waker did busy_up() */
+}
+
+bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
+  skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
+  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) == value) return true;
+    if (w && has_ready(w)) return false;
+    if ((i & 63) == 63) poll_hook();
+    skn_cpu_relax();
+  }
+  return false;
 }
 
 void skn_sched_wait(skn_unit *me) {

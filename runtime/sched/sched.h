@@ -8,6 +8,7 @@
 #include "../base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "../base/base.h"
@@ -27,7 +28,27 @@ enum skn_unit_kind {
   SKN_UNIT_KTHREAD, /* a kernel thread adopted by an owner (e.g. a rank's pthread) */
 };
 
-struct skn_worker;
+struct skn_unit;
+
+/* A worker kernel thread. Fields above `inbox` are touched only by the worker itself. */
+typedef struct skn_worker {
+  int id;
+  void *sched_sp;            /* the worker's own context while a unit runs */
+  struct skn_unit *ready_head, *ready_tail;
+  struct skn_unit *exited;          /* ended unit whose stack the worker context frees */
+  int live;                  /* units of this worker not yet ended */
+  pthread_t thread;
+  const void *stack_lo;      /* kernel thread stack, for ASan */
+  size_t stack_size;
+  void *asan_fake_stack;
+  void *tsan_fiber;
+  _Atomic(struct skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
+  _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
+} __attribute__((aligned(SKN_CACHELINE))) skn_worker;
+
+static inline bool skn_sched_worker_has_ready(skn_worker *w) {
+  return w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed);
+}
 
 typedef struct skn_unit {
   _Atomic(uint32_t) state; /* futex word for KTHREAD units and pinned waits */
@@ -84,6 +105,14 @@ static inline void skn_sched_done_waiting(skn_unit *me) {
   atomic_store_explicit(&me->state, SKN_UNIT_RUNNING, memory_order_relaxed);
 }
 SKN_INTERNAL void skn_sched_wait(skn_unit *me);
+/* Polls *word until it equals value, for at most the spin budget and only while the
+ * caller's worker has nothing else to run. Lets a waiter catch a completion without
+ * announcing itself, so the completer has no one to wake. Returns whether it saw it. */
+SKN_INTERNAL bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value);
+static inline bool skn_sched_poll_word(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
+  if (me->kind == SKN_UNIT_ULT && skn_sched_worker_has_ready(me->worker)) return false;
+  return skn_sched_poll_word_slow(me, word, value);
+}
 SKN_INTERNAL void skn_sched_wake(skn_unit *u);
 
 SKN_INTERNAL void skn_sched_yield(void);
