@@ -307,9 +307,12 @@ static void worker_loop(skn_worker *w) {
     w->stack_lo = lo;
     pthread_attr_destroy(&attr);
   }
-  /* Stack overflow handlers need a stack of their own. */
-  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
-  if (ss.ss_sp) sigaltstack(&ss, NULL);
+  /* Stack overflow handlers need a stack of their own (keep one a sanitizer set up). */
+  stack_t old;
+  if (sigaltstack(NULL, &old) == 0 && (old.ss_flags & SS_DISABLE)) {
+    stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
+    if (ss.ss_sp) sigaltstack(&ss, NULL);
+  }
   if (S.cfg.bind) skn_topo_bind_thread(w->id);
 
   for (;;) {
