@@ -90,38 +90,38 @@ typedef struct skn_msg_args skn_msg_args;
 
 /* A request, and for sends also the envelope a receiver finds in its unexpected queue. */
 typedef struct skn_req {
+  /* First cache line: what matching reads and a completing peer writes. */
   /* 0: pending; SKN_REQ_DONE: complete; otherwise the skn_unit* waiting for it. The
    * completer's exchange on this word is its last access to the request. */
   _Atomic(uintptr_t) sync;
-  _Atomic(int) refs;        /* pooled requests: user handle + queue reference */
-  _Atomic(uint32_t) filled; /* eager envelope: payload copy finished */
-  uint8_t kind, mode, proto;
-  bool pooled;             /* from the owner's pool (else on a caller's stack) */
-  bool queued;             /* in a matching queue (guarded by that queue's lock) */
-  bool cancelled;
-  bool truncated;
-  bool handle_live;        /* user holds an MPI_Request handle to it */
-  int index;               /* slot in the owner's handle table */
-  struct skn_rank *owner;
   struct skn_req *next;    /* queue link */
-  /* envelope: context, source rank in the communicator, tag */
-  int ctx, src, tag;
-  int comm;                /* communicator handle, for error handlers */
-  const char *origin;      /* MPI call that created it, and its peer as the user gave it */
-  int origin_peer;
-  struct skn_rank *peer;   /* send: receiving rank */
-  /* user buffer */
-  void *buf;
+  int ctx, src, tag;       /* envelope: context, source rank in the communicator, tag */
+  int st_src;              /* recv: the matched message's source ... */
+  int st_tag;              /* ... and tag */
+  uint8_t kind, mode, proto;
+  bool queued;             /* in a matching queue (guarded by that queue's lock) */
+  void *buf;               /* user buffer */
   size_t count;
   const skn_dtype *dt;
   size_t bytes;            /* send: message bytes; recv: bytes received */
-  int st_src, st_tag;      /* recv: the matched message's source and tag */
+  /* Then the rest. */
+  bool truncated;
+  bool cancelled;
+  bool pooled;             /* from the owner's pool (else on a caller's stack) */
+  bool handle_live;        /* user holds an MPI_Request handle to it */
+  _Atomic(int) refs;       /* pooled requests: user handle + queue reference */
+  _Atomic(uint32_t) filled; /* eager envelope: payload copy finished */
+  int index;               /* slot in the owner's handle table */
+  struct skn_rank *owner;
+  int comm;                /* communicator handle, for error handlers */
+  int origin_peer;         /* the peer as the user gave it to `origin` */
+  const char *origin;      /* MPI call that created it */
+  struct skn_rank *peer;   /* send: receiving rank */
   void *payload;           /* eager copy */
   struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
-  struct skn_req *sreq;    /* recv completion: the matched send (for Mprobe) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
   char cell[SKN_CELL_SIZE];
-} skn_req;
+} __attribute__((aligned(SKN_CACHELINE))) skn_req;
 
 SKN_INTERNAL skn_req *skn_req_alloc(struct skn_rank *me);
 SKN_INTERNAL void skn_req_release(skn_req *r);

@@ -12,7 +12,7 @@ namespace {
 
 struct Flag {
   std::atomic<int> value{0};
-  skn_unit *waiter = nullptr;
+  std::atomic<skn_unit *> waiter{nullptr};
 };
 
 // Blocks until f.value >= want, using the documented waiting protocol.
@@ -29,7 +29,7 @@ void wait_for(Flag &f, int want) {
 
 void set_and_wake(Flag &f, int v) {
   f.value.store(v);
-  if (skn_unit *w = f.waiter) skn_sched_wake(w);
+  if (skn_unit *w = f.waiter.load()) skn_sched_wake(w);
 }
 
 TEST(Sched, RunsEveryUnitToCompletion) {
