@@ -32,12 +32,15 @@ static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
   return SKN_LIKELY(v->comm != NULL) ? v : NULL;
 }
 
+/* Derived datatypes live in the rank's own table (api/datatype.c); NULL when h is not a
+ * committed datatype of this rank. */
+SKN_INTERNAL const skn_dtype *skn_api_dtype_derived(skn_rank *me, int h);
+
 static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
-  (void)me;
   unsigned idx = (unsigned)h & 0xffffffu;
-  if (SKN_UNLIKELY(((unsigned)h >> 24) != SKN_KIND_DATATYPE || idx == 0 || idx >= SKN_DT_PREDEFINED_COUNT))
-    return NULL;
-  return &skn_dt_predefined[idx];
+  if (SKN_LIKELY(((unsigned)h >> 24) == SKN_KIND_DATATYPE && idx - 1 < SKN_DT_PREDEFINED_COUNT - 1))
+    return &skn_dt_predefined[idx];
+  return skn_api_dtype_derived(me, h);
 }
 
 SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);

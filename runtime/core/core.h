@@ -234,6 +234,9 @@ typedef struct skn_rank {
   int ncomms;
   skn_errhandler *errhs;
   int nerrhs;
+  /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
+  struct skn_dtype **types;
+  int ntypes, types_cap;
   /* MPI_Buffer_attach */
   char *bsend_buf;
   size_t bsend_size;
