@@ -28,7 +28,7 @@ static inline skn_rank *skn_api_self(const char *fn) {
 static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
   unsigned idx = (unsigned)h & 0xffffffu;
   if (SKN_UNLIKELY(((unsigned)h >> 24) != SKN_KIND_COMM || idx >= (unsigned)me->ncomms)) return NULL;
-  skn_comm_view *v = &me->comms[idx];
+  skn_comm_view *v = skn_rank_comm_slot(me, idx);
   return SKN_LIKELY(v->comm != NULL) ? v : NULL;
 }
 

@@ -1,5 +1,8 @@
 /* Collectives inside one process. The barrier is a generation counter: the last rank to
  * arrive bumps the generation and wakes the others, who waited through the scheduler. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "core.h"
 
 void skn_coll_barrier(skn_rank *me, skn_comm *c) {
@@ -27,4 +30,211 @@ void skn_coll_barrier(skn_rank *me, skn_comm *c) {
     skn_sched_wait(self);
   }
   skn_sched_done_waiting(self);
+}
+
+/* ------------------------------------------------------------------ shared-address collectives
+ * Every member publishes its arguments (skn_coll_args on its stack) and waits at the
+ * barrier; then each member reads the others' buffers directly and copies or reduces its
+ * own share, so data moves once; a last barrier keeps every published buffer alive until
+ * nobody reads it. Ranks wait through the scheduler, never by spinning. */
+
+void skn_coll_publish(skn_comm *c, int rank, skn_coll_args *a) {
+  c->slots[rank] = a;
+  skn_coll_barrier(NULL, c);
+}
+
+static inline char *at(const void *buf, size_t elems, const skn_dtype *t) {
+  return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;
+}
+
+void skn_coll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  if (rank != a->root) {
+    const skn_coll_args *r = c->slots[a->root];
+    skn_dt_copy(a->rbuf, a->rcount, a->rt, r->rbuf, r->rcount, r->rt);
+  }
+  skn_coll_barrier(NULL, c);
+}
+
+/* Gather(v): each member copies its own contribution into the root's buffer. */
+void skn_coll_gather(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  const skn_coll_args *r = c->slots[a->root];
+  if (a->sbuf != MPI_IN_PLACE) {
+    size_t off = r->rdispls ? (size_t)r->rdispls[rank] : (size_t)rank * r->rcount;
+    size_t cnt = r->rcounts ? (size_t)r->rcounts[rank] : r->rcount;
+    skn_dt_copy(at(r->rbuf, off, r->rt), cnt, r->rt, a->sbuf, a->scount, a->st);
+  }
+  skn_coll_barrier(NULL, c);
+}
+
+/* Scatter(v): each member copies its share out of the root's buffer. */
+void skn_coll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  const skn_coll_args *r = c->slots[a->root];
+  if (a->rbuf != MPI_IN_PLACE) {
+    size_t off = r->sdispls ? (size_t)r->sdispls[rank] : (size_t)rank * r->scount;
+    size_t cnt = r->scounts ? (size_t)r->scounts[rank] : r->scount;
+    skn_dt_copy(a->rbuf, a->rcount, a->rt, at(r->sbuf, off, r->st), cnt, r->st);
+  }
+  skn_coll_barrier(NULL, c);
+}
+
+/* Allgather(v): each member fills its own receive buffer from every contribution. With
+ * MPI_IN_PLACE a member's contribution already sits in its receive buffer. */
+void skn_coll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  for (int j = 0; j < c->size; j++) {
+    if (j == rank && a->sbuf == MPI_IN_PLACE) continue;
+    const skn_coll_args *s = c->slots[j];
+    size_t doff = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
+    size_t dcnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+    if (s->sbuf == MPI_IN_PLACE) { /* j's block is in j's receive buffer */
+      size_t soff = s->rdispls ? (size_t)s->rdispls[j] : (size_t)j * s->rcount;
+      size_t scnt = s->rcounts ? (size_t)s->rcounts[j] : s->rcount;
+      skn_dt_copy(at(a->rbuf, doff, a->rt), dcnt, a->rt, at(s->rbuf, soff, s->rt), scnt, s->rt);
+    } else {
+      skn_dt_copy(at(a->rbuf, doff, a->rt), dcnt, a->rt, s->sbuf, s->scount, s->st);
+    }
+  }
+  skn_coll_barrier(NULL, c);
+}
+
+/* Alltoall(v,w): member i pulls block i of every member's send buffer. With MPI_IN_PLACE
+ * the send blocks are in the receive buffers, which are overwritten: pull into a copy. */
+void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  bool in_place = a->sbuf == MPI_IN_PLACE;
+  void *dst = a->rbuf;
+  size_t span = 0;
+  if (in_place) { /* every member reads our receive buffer: build the result aside */
+    for (int j = 0; j < c->size; j++) {
+      const skn_dtype *rt = a->rts ? a->rts[j] : a->rt;
+      size_t off = a->rdispls ? (size_t)a->rdispls[j] * (a->rts ? 1 : (size_t)rt->extent)
+                              : (size_t)j * a->rcount * (size_t)rt->extent;
+      size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+      size_t end = off + cnt * (size_t)rt->extent;
+      if (end > span) span = end;
+    }
+    dst = malloc(span ? span : 1);
+    if (dst) memcpy(dst, a->rbuf, span);
+  }
+  for (int j = 0; j < c->size && dst; j++) {
+    const skn_coll_args *s = c->slots[j];
+    bool s_in_place = s->sbuf == MPI_IN_PLACE;
+    const void *sbase = s_in_place ? s->rbuf : s->sbuf;
+    const int *scounts = s_in_place ? s->rcounts : s->scounts, *sdispls = s_in_place ? s->rdispls : s->sdispls;
+    const skn_dtype *st = s_in_place ? (s->rts ? s->rts[rank] : s->rt) : (s->sts ? s->sts[rank] : s->st);
+    size_t scount = s_in_place ? s->rcount : s->scount;
+    const skn_dtype *rt = a->rts ? a->rts[j] : a->rt;
+    /* w variants give displacements in bytes, the others in elements */
+    bool sw = s_in_place ? s->rts != NULL : s->sts != NULL;
+    const char *src = sdispls ? (const char *)sbase + (sw ? sdispls[rank] : sdispls[rank] * st->extent)
+                              : at(sbase, (size_t)rank * scount, st);
+    size_t scnt = scounts ? (size_t)scounts[rank] : scount;
+    char *d = a->rdispls ? (char *)dst + (a->rts ? a->rdispls[j] : a->rdispls[j] * rt->extent)
+                         : at(dst, (size_t)j * a->rcount, rt);
+    size_t dcnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+    skn_dt_copy(d, dcnt, rt, src, scnt, st);
+  }
+  skn_coll_barrier(NULL, c); /* nobody reads our buffers any more */
+  if (in_place && dst) {
+    memcpy(a->rbuf, dst, span);
+    free(dst);
+  }
+}
+
+/* ------------------------------------------------------------------ reductions */
+
+/* Bytes from the start of element 0 to the end of element n-1. */
+static size_t span_of(size_t n, const skn_dtype *t) {
+  if (n == 0) return 0;
+  return (size_t)((ptrdiff_t)(n - 1) * t->extent + t->true_lb + t->true_extent);
+}
+
+/* acc = in[lo..hi) of member 0 op member 1 op ... (members first..last), the standard's
+ * order, built right to left so that non-commutative user ops see (a op b). */
+static skn_status reduce_range(skn_comm *c, const skn_coll_args *a, int last, size_t lo, size_t hi,
+                               void *acc, bool (*input)(const skn_coll_args *, int, const void **)) {
+  size_t n = hi - lo;
+  if (n == 0) return SKN_OK;
+  const skn_dtype *t = a->st;
+  const void *src;
+  input(c->slots[last], last, &src);
+  memcpy(acc, at(src, lo, t), span_of(n, t));
+  int len = (int)n, dth = a->dt_handle;
+  for (int k = last - 1; k >= 0; k--) {
+    input(c->slots[k], k, &src);
+    if (a->user_fn) a->user_fn(at(src, lo, t), acc, &len, &dth);
+    else skn_op_apply(a->op, dth & 0xffffff, at(src, lo, t), acc, n);
+  }
+  return SKN_OK;
+}
+
+static bool input_of(const skn_coll_args *s, int k, const void **p) {
+  (void)k;
+  *p = s->sbuf == MPI_IN_PLACE ? s->rbuf : s->sbuf;
+  return true;
+}
+
+static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
+  *lo = count * (size_t)i / (size_t)parts;
+  *hi = count * (size_t)(i + 1) / (size_t)parts;
+}
+
+/* Reduce / Allreduce: member i reduces chunk i of every input, in parallel. */
+skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
+  skn_coll_publish(c, rank, a);
+  size_t lo, hi;
+  chunk(a->scount, c->size, rank, &lo, &hi);
+  char stackbuf[512];
+  size_t bytes = span_of(hi - lo, a->st);
+  void *acc = bytes <= sizeof stackbuf ? stackbuf : malloc(bytes);
+  skn_status st = acc ? SKN_OK : SKN_ERR_NOMEM;
+  if (acc) reduce_range(c, a, c->size - 1, lo, hi, acc, input_of);
+  if (all) {
+    /* Our chunk of our own input is read by us alone, so writing it now is safe. */
+    if (acc && hi > lo) skn_dt_copy(at(a->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
+    skn_coll_barrier(NULL, c);
+    for (int j = 0; j < c->size; j++) { /* gather the other chunks from their owners */
+      if (j == rank) continue;
+      size_t jl, jh;
+      chunk(a->scount, c->size, j, &jl, &jh);
+      if (jh > jl) skn_dt_copy(at(a->rbuf, jl, a->st), jh - jl, a->st, at(c->slots[j]->rbuf, jl, a->st), jh - jl, a->st);
+    }
+  } else if (acc && hi > lo) {
+    void *root_buf = c->slots[a->root]->rbuf;
+    skn_dt_copy(at(root_buf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
+  }
+  skn_coll_barrier(NULL, c);
+  if (acc != stackbuf) free(acc);
+  return st;
+}
+
+/* Reduce_scatter(_block): member i reduces its own block. rcounts NULL: blocks of rcount. */
+skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  size_t lo = 0;
+  for (int j = 0; j < rank; j++) lo += a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+  size_t hi = lo + (a->rcounts ? (size_t)a->rcounts[rank] : a->rcount);
+  size_t bytes = span_of(hi - lo, a->st);
+  void *acc = malloc(bytes ? bytes : 1);
+  if (acc) reduce_range(c, a, c->size - 1, lo, hi, acc, input_of);
+  skn_coll_barrier(NULL, c); /* inputs (possibly our receive buffer) are no longer read */
+  if (acc && hi > lo) skn_dt_copy(a->rbuf, hi - lo, a->st, acc, hi - lo, a->st);
+  free(acc);
+  return acc ? SKN_OK : SKN_ERR_NOMEM;
+}
+
+/* Scan / Exscan: member i reduces the inputs of members 0..i (0..i-1). */
+skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive) {
+  skn_coll_publish(c, rank, a);
+  int last = exclusive ? rank - 1 : rank;
+  size_t bytes = span_of(a->scount, a->st);
+  void *acc = last >= 0 ? malloc(bytes ? bytes : 1) : NULL;
+  if (acc) reduce_range(c, a, last, 0, a->scount, acc, input_of);
+  skn_coll_barrier(NULL, c);
+  if (acc && a->scount) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
+  free(acc);
+  return (last >= 0 && !acc) ? SKN_ERR_NOMEM : SKN_OK;
 }

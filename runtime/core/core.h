@@ -175,12 +175,30 @@ typedef struct skn_barrier {
   skn_unit **waiters; /* one slot per member */
 } skn_barrier;
 
+/* What each member publishes for a collective: the other members read it directly. */
+typedef struct skn_coll_args {
+  const void *sbuf;
+  void *rbuf;
+  size_t scount, rcount;
+  const skn_dtype *st, *rt;
+  const int *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in elements */
+  const skn_dtype *const *sts, *const *rts;          /* w variants */
+  int root;
+  int op;                 /* predefined op index, or 0 with user_fn */
+  void (*user_fn)(void *, void *, int *, int *);
+  int dt_handle;          /* passed to user ops */
+  int color, key;         /* communicator split */
+  void *result;           /* a value one member hands the others (e.g. a new communicator) */
+} skn_coll_args;
+
 /* Shared by the members; immutable except for the collective state. */
 typedef struct skn_comm {
   int ctx;             /* point-to-point context; ctx + 1 is for collectives */
   int size;
   struct skn_rank **members; /* comm rank -> rank */
+  _Atomic(int) refs;   /* members holding a view; the last MPI_Comm_free releases it */
   skn_barrier barrier;
+  skn_coll_args **slots; /* one per member, valid between the publish and done barriers */
 } skn_comm;
 
 /* A rank's own view of a communicator. */
@@ -205,12 +223,20 @@ typedef struct skn_errhandler {
   MPI_Comm_errhandler_function *fn;
 } skn_errhandler;
 
+#define SKN_OP_PREDEFINED_COUNT 15 /* handle indexes 1..14 are MPI_MAX..MPI_NO_OP */
+typedef struct skn_user_op {
+  MPI_User_function *fn; /* NULL: free slot */
+  bool commute;
+} skn_user_op;
+
 typedef struct skn_bsend_seg {
   size_t off, len;
   skn_req *req; /* the internal send using this segment */
   struct skn_bsend_seg *next;
 } skn_bsend_seg;
 
+#define SKN_COMM_CHUNK 64
+#define SKN_COMM_CHUNKS 4096
 #define SKN_REQ_CHUNK 1024
 #define SKN_REQ_CHUNKS 4096
 
@@ -229,14 +255,17 @@ typedef struct skn_rank {
   _Atomic(skn_req *) req_remote_free;
   int req_count;
   skn_req **req_chunks[SKN_REQ_CHUNKS];
-  /* communicators and error handlers, indexed by handle */
-  skn_comm_view *comms;
-  int ncomms;
+  /* communicators (two-level table: views never move) and error handlers, by handle */
+  skn_comm_view *comm_chunks[SKN_COMM_CHUNKS];
+  int ncomms; /* slots in use or freed, high-water mark */
   skn_errhandler *errhs;
   int nerrhs;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
+  /* user reduction operations, indexed by handle - SKN_OP_PREDEFINED_COUNT */
+  struct skn_user_op *ops;
+  int nops;
   /* MPI_Buffer_attach */
   char *bsend_buf;
   size_t bsend_size;
@@ -276,6 +305,15 @@ static inline void skn_rank_unlock(skn_rank *me) {
 SKN_INTERNAL int skn_job_init(int size);
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 
+static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
+  return &me->comm_chunks[idx / SKN_COMM_CHUNK][idx % SKN_COMM_CHUNK];
+}
+/* Adds a view of c (as member `rank`) to me's table; returns its index, or -1. */
+SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name);
+/* New shared communicator with a fresh context id; members copied. */
+SKN_INTERNAL skn_comm *skn_comm_create(int size, skn_rank *const *members);
+SKN_INTERNAL void skn_comm_release(skn_comm *c);
+
 /* ================================================================ point-to-point */
 
 typedef struct skn_msg {
@@ -307,7 +345,23 @@ SKN_INTERNAL skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag
 SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
 SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
 
-/* ================================================================ collectives */
+/* ================================================================ collectives
+ * Members publish their arguments, read each other's buffers directly, and wait through
+ * the scheduler. `rank` is the caller's rank in c. MPI_IN_PLACE follows the standard. */
 SKN_INTERNAL void skn_coll_barrier(skn_rank *me, skn_comm *c);
+SKN_INTERNAL void skn_coll_publish(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_coll_bcast(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_coll_gather(skn_comm *c, int rank, skn_coll_args *a);  /* (v) */
+SKN_INTERNAL void skn_coll_scatter(skn_comm *c, int rank, skn_coll_args *a); /* (v) */
+SKN_INTERNAL void skn_coll_allgather(skn_comm *c, int rank, skn_coll_args *a); /* (v) */
+SKN_INTERNAL void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a);  /* (v, w) */
+/* Reductions: returns SKN_ERR_NOMEM if a temporary could not be allocated. */
+SKN_INTERNAL skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
+SKN_INTERNAL skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
+
+/* Predefined reduction kernels (op.c); op and type are handle indexes. */
+SKN_INTERNAL bool skn_op_defined(int op, int type);
+SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
 
 #endif

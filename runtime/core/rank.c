@@ -1,4 +1,5 @@
 /* Ranks: creation, request pools and handle tables, waiting on requests. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,67 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
   c->ctx = ctx;
   c->size = size;
   c->members = members;
+  atomic_init(&c->refs, size);
   c->barrier.waiters = calloc((size_t)size, sizeof(skn_unit *));
-  return c->barrier.waiters ? 0 : -1;
+  c->slots = calloc((size_t)size, sizeof(skn_coll_args *));
+  return c->barrier.waiters && c->slots ? 0 : -1;
+}
+
+/* Context ids come in pairs (point-to-point, collective); 0-3 are WORLD's and SELF's.
+ * A 32-bit counter outlasts 10^9 communicator creations. */
+static _Atomic(int) next_ctx = 4;
+
+skn_comm *skn_comm_create(int size, skn_rank *const *members) {
+  skn_comm *c = calloc(1, sizeof *c);
+  skn_rank **m = malloc(sizeof *m * (size_t)(size ? size : 1));
+  if (!c || !m) goto fail;
+  for (int i = 0; i < size; i++) m[i] = members[i];
+  if (init_comm(c, atomic_fetch_add(&next_ctx, 2), size, m) != 0) goto fail;
+  return c;
+fail:
+  if (c) {
+    free(c->barrier.waiters);
+    free(c->slots);
+  }
+  free(c);
+  free(m);
+  return NULL;
+}
+
+void skn_comm_release(skn_comm *c) {
+  if (atomic_fetch_sub(&c->refs, 1) != 1) return;
+  if (c == &skn_job_g.world || (c >= skn_job_g.self_comms && c < skn_job_g.self_comms + skn_job_g.size)) return;
+  free(c->barrier.waiters);
+  free(c->slots);
+  free(c->members);
+  free(c);
+}
+
+int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name) {
+  skn_rank_lock(me);
+  int idx = -1;
+  for (int i = 3; i < me->ncomms; i++) /* reuse a freed slot */
+    if (!skn_rank_comm_slot(me, (unsigned)i)->comm) {
+      idx = i;
+      break;
+    }
+  if (idx < 0) {
+    idx = me->ncomms;
+    int chunk = idx / SKN_COMM_CHUNK;
+    if (chunk >= SKN_COMM_CHUNKS ||
+        (!me->comm_chunks[chunk] && !(me->comm_chunks[chunk] = calloc(SKN_COMM_CHUNK, sizeof(skn_comm_view))))) {
+      skn_rank_unlock(me);
+      return -1;
+    }
+    me->ncomms++;
+  }
+  skn_comm_view *v = skn_rank_comm_slot(me, (unsigned)idx);
+  v->rank = rank;
+  v->errhandler = errhandler;
+  snprintf(v->name, sizeof v->name, "%s", name);
+  v->comm = c;
+  skn_rank_unlock(me);
+  return idx;
 }
 
 int skn_job_init(int size) {
@@ -29,21 +89,20 @@ skn_rank *skn_rank_create(int world_rank) {
   if (!r) return NULL;
   memset(r, 0, sizeof *r);
   r->world_rank = world_rank;
-  r->exit_code = 0;
   skn_job_g.ranks[world_rank] = r;
 
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */
+  r->comm_chunks[0] = calloc(SKN_COMM_CHUNK, sizeof(skn_comm_view));
   r->ncomms = 3;
-  r->comms = calloc(8, sizeof(skn_comm_view));
   r->nerrhs = 3;
   r->errhs = calloc(8, sizeof(skn_errhandler));
   skn_rank **self_member = malloc(sizeof *self_member);
-  if (!r->comms || !r->errhs || !self_member) return NULL;
+  if (!r->comm_chunks[0] || !r->errhs || !self_member) return NULL;
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
-  r->comms[1] = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD"};
-  r->comms[2] = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF"};
+  *skn_rank_comm_slot(r, 1) = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD"};
+  *skn_rank_comm_slot(r, 2) = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF"};
   r->errhs[1].live = r->errhs[2].live = true;
   return r;
 }

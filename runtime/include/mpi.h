@@ -195,6 +195,8 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_SIMILAR   2
 #define MPI_UNEQUAL   3
 
+#define MPI_COMM_TYPE_SHARED 1
+
 /* Predefined attribute keys. */
 #define MPI_TAG_UB          1
 #define MPI_HOST            2
@@ -356,6 +358,53 @@ SKN_DECL(int, Status_set_elements, (MPI_Status *status, MPI_Datatype dt, int cou
 SKN_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag));
 SKN_DECL(int, Type_size, (MPI_Datatype dt, int *size));
 SKN_DECL(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent));
+
+/* communicator management */
+SKN_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_free, (MPI_Comm *comm));
+SKN_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result));
+SKN_DECL(int, Comm_set_name, (MPI_Comm comm, const char *name));
+SKN_DECL(int, Comm_get_name, (MPI_Comm comm, char *name, int *resultlen));
+SKN_DECL(int, Comm_test_inter, (MPI_Comm comm, int *flag));
+
+/* collectives */
+SKN_DECL(int, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm));
+SKN_DECL(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm));
+SKN_DECL(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm));
+SKN_DECL(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm));
+SKN_DECL(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm));
+SKN_DECL(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm));
+SKN_DECL(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm));
+SKN_DECL(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                       MPI_Comm comm));
+SKN_DECL(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm));
+SKN_DECL(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt,
+                               MPI_Op op, MPI_Comm comm));
+SKN_DECL(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op,
+                                     MPI_Comm comm));
+SKN_DECL(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm));
+SKN_DECL(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm));
+SKN_DECL(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op));
+SKN_DECL(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op));
+SKN_DECL(int, Op_free, (MPI_Op *op));
+SKN_DECL(int, Op_commutative, (MPI_Op op, int *commute));
 
 /* handle conversion (handles are ints, so these are identities) */
 #define MPI_Comm_c2f(c) ((MPI_Fint)(c))

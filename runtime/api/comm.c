@@ -1,0 +1,189 @@
+/* Communicator management: dup, split, free, compare, names. New communicators are
+ * agreed on through the parent's collective slots: one member creates the shared part
+ * (fresh context id, member list) and the others pick it up. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+static int comm_error(skn_rank *me, MPI_Comm comm, const char *fn) {
+  return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+}
+
+static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, int rank, int errh, MPI_Comm *out) {
+  int idx = c ? skn_rank_comm_add(me, c, rank, errh, "") : -1;
+  if (idx < 0) return skn_api_error(me, parent, MPI_ERR_NO_MEM, fn, "out of memory for a communicator");
+  *out = SKN_HANDLE(SKN_KIND_COMM, idx);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+  static const char fn[] = "MPI_Comm_dup";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  skn_comm *c = v->comm;
+  int rank = v->rank, errh = v->errhandler;
+  skn_coll_args a = {0};
+  if (rank == 0) a.result = skn_comm_create(c->size, c->members);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &a);
+  skn_comm *nc = c->slots[0]->result;
+  skn_coll_barrier(me, c);
+  skn_api_leave(me);
+  return add_view(me, fn, comm, nc, rank, errh, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_dup);
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+  (void)info; /* no info keys change how Skein builds a communicator */
+  return PMPI_Comm_dup(comm, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_dup_with_info);
+
+typedef struct member_key {
+  int key, rank;
+} member_key;
+
+static int by_key(const void *x, const void *y) {
+  const member_key *a = x, *b = y;
+  return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+  static const char fn[] = "MPI_Comm_split";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  if (color < 0 && color != MPI_UNDEFINED)
+    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "color=%d (must be >= 0 or MPI_UNDEFINED)", color);
+  skn_comm *c = v->comm;
+  int rank = v->rank, errh = v->errhandler, n = c->size;
+  skn_coll_args a = {.color = color, .key = key};
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &a);
+  /* Members of my color, ordered by (key, old rank); the first creates the communicator. */
+  member_key *mk = malloc(sizeof *mk * (size_t)n);
+  skn_rank **members = malloc(sizeof *members * (size_t)n);
+  int m = 0, my_new = -1;
+  if (mk && members && color != MPI_UNDEFINED) {
+    for (int j = 0; j < n; j++)
+      if (c->slots[j]->color == color) mk[m++] = (member_key){c->slots[j]->key, j};
+    qsort(mk, (size_t)m, sizeof *mk, by_key);
+    for (int i = 0; i < m; i++) {
+      members[i] = c->members[mk[i].rank];
+      if (mk[i].rank == rank) my_new = i;
+    }
+    if (my_new == 0) a.result = skn_comm_create(m, members);
+  }
+  skn_coll_barrier(me, c); /* leaders have created theirs */
+  skn_comm *nc = (color != MPI_UNDEFINED && mk && members) ? c->slots[mk[0].rank]->result : NULL;
+  skn_coll_barrier(me, c); /* nobody reads the slots any more */
+  skn_api_leave(me);
+  free(mk);
+  free(members);
+  if (color == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return add_view(me, fn, comm, nc, my_new, errh, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_split);
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+  (void)info;
+  skn_rank *me = skn_api_self("MPI_Comm_split_type");
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+    return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_split_type", "split_type=%d", split_type);
+  /* Every member of a communicator lives in this process: they all share memory. */
+  return PMPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : 0, key, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_split_type);
+
+int PMPI_Comm_free(MPI_Comm *comm) {
+  static const char fn[] = "MPI_Comm_free";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = comm ? skn_api_comm(me, *comm) : NULL;
+  if (!v) return comm_error(me, comm ? *comm : MPI_COMM_NULL, fn);
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+    return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
+  skn_comm *c = v->comm;
+  skn_rank_lock(me);
+  v->comm = NULL; /* the slot is free for the next communicator of this rank */
+  skn_rank_unlock(me);
+  skn_comm_release(c);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_free);
+
+static int cmp_rank_ptr(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t) * (skn_rank *const *)x, b = (uintptr_t) * (skn_rank *const *)y;
+  return a < b ? -1 : a > b;
+}
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+  static const char fn[] = "MPI_Comm_compare";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *a = skn_api_comm(me, comm1), *b = skn_api_comm(me, comm2);
+  if (!a) return comm_error(me, comm1, fn);
+  if (!b) return comm_error(me, comm2, fn);
+  skn_comm *x = a->comm, *y = b->comm;
+  if (x == y) {
+    *result = MPI_IDENT;
+    return MPI_SUCCESS;
+  }
+  if (x->size != y->size) {
+    *result = MPI_UNEQUAL;
+    return MPI_SUCCESS;
+  }
+  if (!memcmp(x->members, y->members, sizeof(skn_rank *) * (size_t)x->size)) {
+    *result = MPI_CONGRUENT;
+    return MPI_SUCCESS;
+  }
+  size_t bytes = sizeof(skn_rank *) * (size_t)x->size;
+  skn_rank **sx = malloc(bytes), **sy = malloc(bytes);
+  if (!sx || !sy) {
+    free(sx);
+    free(sy);
+    return skn_api_error(me, comm1, MPI_ERR_NO_MEM, fn, "out of memory");
+  }
+  memcpy(sx, x->members, bytes);
+  memcpy(sy, y->members, bytes);
+  qsort(sx, (size_t)x->size, sizeof *sx, cmp_rank_ptr);
+  qsort(sy, (size_t)y->size, sizeof *sy, cmp_rank_ptr);
+  *result = memcmp(sx, sy, bytes) ? MPI_UNEQUAL : MPI_SIMILAR;
+  free(sx);
+  free(sy);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_compare);
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name) {
+  skn_rank *me = skn_api_self("MPI_Comm_set_name");
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, "MPI_Comm_set_name");
+  if (!name) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_set_name", "name=NULL");
+  snprintf(v->name, sizeof v->name, "%s", name);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_set_name);
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen) {
+  skn_rank *me = skn_api_self("MPI_Comm_get_name");
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, "MPI_Comm_get_name");
+  snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->name);
+  *resultlen = (int)strlen(name);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_get_name);
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+  skn_rank *me = skn_api_self("MPI_Comm_test_inter");
+  if (!skn_api_comm(me, comm)) return comm_error(me, comm, "MPI_Comm_test_inter");
+  *flag = 0; /* intercommunicators are not implemented yet */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_test_inter);
