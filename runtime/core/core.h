@@ -199,6 +199,7 @@ typedef struct skn_comm {
   _Atomic(int) refs;   /* members holding a view; the last MPI_Comm_free releases it */
   skn_barrier barrier;
   skn_coll_args **slots; /* one per member, valid between the publish and done barriers */
+  struct skn_topo *topo; /* Cartesian / graph / distributed graph topology, or NULL (api/topo.c) */
 } skn_comm;
 
 /* A rank's own view of a communicator. */
@@ -207,6 +208,7 @@ typedef struct skn_comm_view {
   int rank;
   int errhandler;
   char name[MPI_MAX_OBJECT_NAME];
+  struct skn_attr *attrs; /* cached attributes (api/attr.c) */
 } skn_comm_view;
 
 /* ================================================================ ranks */
@@ -263,6 +265,13 @@ typedef struct skn_rank {
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
+  /* groups, attribute keys and info objects, by handle (api/group.c, attr.c, info.c) */
+  struct skn_group **groups;
+  int ngroups;
+  struct skn_keyval **keyvals;
+  int nkeyvals;
+  struct skn_info **infos;
+  int ninfos;
   /* user reduction operations, indexed by handle - SKN_OP_PREDEFINED_COUNT */
   struct skn_user_op *ops;
   int nops;
