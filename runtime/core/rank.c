@@ -101,8 +101,8 @@ skn_rank *skn_rank_create(int world_rank) {
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
-  *skn_rank_comm_slot(r, 1) = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD"};
-  *skn_rank_comm_slot(r, 2) = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF"};
+  *skn_rank_comm_slot(r, 1) = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD", NULL};
+  *skn_rank_comm_slot(r, 2) = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF", NULL};
   r->errhs[1].live = r->errhs[2].live = true;
   return r;
 }
