@@ -86,6 +86,13 @@ SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handl
  * active instance (NULL when inactive). */
 static inline skn_req *skn_api_active(skn_req *r) { return r->kind == SKN_REQ_PERSISTENT ? r->inner : r; }
 
+/* Waits until every nonblocking collective this rank started on v has completed, so a
+ * blocking collective keeps the issue order (coll.c). */
+SKN_INTERNAL void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v);
+static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) {
+  if (SKN_UNLIKELY(v->nbc_head != NULL)) skn_api_nbc_drain(me, v);
+}
+
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
 

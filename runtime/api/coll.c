@@ -52,25 +52,163 @@ static int check_counts(coll_ctx *x, const char *what, const int *counts, const 
   return MPI_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ running a collective
+ * Blocking calls run the algorithm at once (after any nonblocking collective this rank
+ * started earlier on the communicator). Nonblocking calls queue a task; one executor
+ * unit per (rank, communicator) runs the queue in issue order, so every member sees the
+ * same sequence of collectives, and it progresses while the rank computes. */
+
+enum coll_kind { K_BARRIER, K_BCAST, K_GATHER, K_SCATTER, K_ALLGATHER, K_ALLTOALL, K_REDUCE, K_ALLREDUCE,
+                 K_REDUCE_SCATTER, K_SCAN, K_EXSCAN };
+
+typedef struct skn_nbc {
+  struct skn_nbc *next;
+  enum coll_kind kind;
+  skn_comm_view *v;
+  skn_comm *comm;
+  int rank;
+  skn_req *req;
+  skn_coll_args a;
+  void *owned[2]; /* freed when the task completes */
+} skn_nbc;
+
+static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
+  switch (k) {
+    case K_BARRIER: skn_coll_barrier(NULL, c); return SKN_OK;
+    case K_BCAST: skn_coll_bcast(c, rank, a); return SKN_OK;
+    case K_GATHER: skn_coll_gather(c, rank, a); return SKN_OK;
+    case K_SCATTER: skn_coll_scatter(c, rank, a); return SKN_OK;
+    case K_ALLGATHER: skn_coll_allgather(c, rank, a); return SKN_OK;
+    case K_ALLTOALL: skn_coll_alltoall(c, rank, a); return SKN_OK;
+    case K_REDUCE: return skn_coll_reduce(c, rank, a, false);
+    case K_ALLREDUCE: return skn_coll_reduce(c, rank, a, true);
+    case K_REDUCE_SCATTER: return skn_coll_reduce_scatter(c, rank, a);
+    case K_SCAN: return skn_coll_scan(c, rank, a, false);
+    case K_EXSCAN: return skn_coll_scan(c, rank, a, true);
+  }
+  return SKN_OK;
+}
+
+static void nbc_executor(void *arg) {
+  skn_comm_view *v = arg;
+  skn_rank *me = skn_rank_self();
+  for (;;) {
+    skn_rank_lock(me);
+    skn_nbc *t = v->nbc_head;
+    if (!t) {
+      v->nbc_running = false;
+      skn_unit *drainer = v->nbc_drainer;
+      v->nbc_drainer = NULL;
+      skn_rank_unlock(me);
+      if (drainer) skn_sched_wake(drainer);
+      return;
+    }
+    skn_rank_unlock(me);
+    if (run_kind(t->kind, t->comm, t->rank, &t->a) != SKN_OK)
+      skn_log("rank %d: a nonblocking collective ran out of memory", me->world_rank);
+    skn_rank_lock(me);
+    v->nbc_head = t->next;
+    if (!v->nbc_head) v->nbc_tail = NULL;
+    skn_rank_unlock(me);
+    skn_req_complete(t->req);
+    free(t->owned[0]);
+    free(t->owned[1]);
+    free(t);
+  }
+}
+
+void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v) {
+  skn_unit *self = skn_sched_self();
+  for (;;) {
+    skn_sched_prepare_wait(self);
+    skn_rank_lock(me);
+    bool empty = v->nbc_head == NULL;
+    if (!empty) v->nbc_drainer = self;
+    skn_rank_unlock(me);
+    if (empty) break;
+    skn_sched_wait(self);
+  }
+  skn_sched_done_waiting(self);
+}
+
+/* Runs collective k now (req == NULL) or queues it and returns a request. */
+static int dispatch(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned) {
+  if (!req) {
+    skn_api_coll_order(x->me, x->v);
+    enter(x);
+    skn_status st = run_kind(k, x->v->comm, x->v->rank, a);
+    leave(x);
+    free(owned);
+    return st == SKN_OK ? MPI_SUCCESS : skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory");
+  }
+  skn_nbc *t = calloc(1, sizeof *t);
+  skn_req *r = t ? skn_req_alloc(x->me) : NULL;
+  if (!r) {
+    free(t);
+    free(owned);
+    return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a request");
+  }
+  r->kind = SKN_REQ_SEND; /* completes without a message status */
+  r->comm = x->comm;
+  r->st_src = MPI_ANY_SOURCE;
+  r->st_tag = MPI_ANY_TAG;
+  r->origin = x->fn;
+  r->origin_peer = MPI_UNDEFINED;
+  r->handle_live = true;
+  *t = (skn_nbc){.kind = k, .v = x->v, .comm = x->v->comm, .rank = x->v->rank, .req = r, .a = *a,
+                 .owned = {owned, NULL}};
+  skn_rank *me = x->me;
+  skn_rank_lock(me);
+  if (x->v->nbc_tail) x->v->nbc_tail->next = t;
+  else x->v->nbc_head = t;
+  x->v->nbc_tail = t;
+  bool start = !x->v->nbc_running;
+  x->v->nbc_running = true;
+  skn_rank_unlock(me);
+  if (start) {
+    int w = me->unit->worker ? me->unit->worker->id : 0;
+    if (!skn_sched_spawn_sized(w, nbc_executor, x->v, me, 256 << 10))
+      skn_fatal("rank %d: %s: cannot start the collective executor", me->world_rank, x->fn);
+  }
+  *req = skn_req_handle(r);
+  return MPI_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ data movement */
 
-int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+static int bcast_common(const char *fn, void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                        MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, "MPI_Bcast", comm)) || (rc = check_buf(&x, "", buf, count, dt, &t)) || (rc = check_root(&x, root)))
+  if ((rc = begin(&x, fn, comm)) || (rc = check_buf(&x, "", buf, count, dt, &t)) || (rc = check_root(&x, root)))
     return rc;
   skn_coll_args a = {.rbuf = buf, .rcount = (size_t)count, .rt = t, .root = root};
-  enter(&x);
-  skn_coll_bcast(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_BCAST, &a, req, NULL);
+}
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  return bcast_common("MPI_Bcast", buf, count, dt, root, comm, NULL);
 }
 SKN_WEAK_ALIAS(Bcast);
 
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req) {
+  return bcast_common("MPI_Ibcast", buf, count, dt, root, comm, req);
+}
+SKN_WEAK_ALIAS(Ibcast);
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x;
+  int rc = begin(&x, "MPI_Ibarrier", comm);
+  if (rc) return rc;
+  skn_coll_args a = {0};
+  return dispatch(&x, K_BARRIER, &a, req, NULL);
+}
+SKN_WEAK_ALIAS(Ibarrier);
+
 static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                          int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                         MPI_Comm comm) {
+                         MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
@@ -86,26 +224,36 @@ static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datat
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs,
                      .root = root};
-  enter(&x);
-  skn_coll_gather(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_GATHER, &a, req, NULL);
 }
 
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                 int root, MPI_Comm comm) {
-  return gather_common("MPI_Gather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm);
+  return gather_common("MPI_Gather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL);
 }
 SKN_WEAK_ALIAS(Gather);
 
+int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                 int root, MPI_Comm comm, MPI_Request *req) {
+  return gather_common("MPI_Igather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req);
+}
+SKN_WEAK_ALIAS(Igather);
+
 int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                  const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return gather_common("MPI_Gatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm);
+  return gather_common("MPI_Gatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, NULL);
 }
 SKN_WEAK_ALIAS(Gatherv);
 
+int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                  const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+  return gather_common("MPI_Igatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, req);
+}
+SKN_WEAK_ALIAS(Igatherv);
+
 static int scatter_common(const char *fn, const void *sbuf, int scount, const int *scounts, const int *displs,
-                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                          MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
@@ -121,26 +269,36 @@ static int scatter_common(const char *fn, const void *sbuf, int scount, const in
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .scounts = scounts,
                      .sdispls = displs, .rbuf = rbuf, .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt,
                      .root = root};
-  enter(&x);
-  skn_coll_scatter(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_SCATTER, &a, req, NULL);
 }
 
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                  int root, MPI_Comm comm) {
-  return scatter_common("MPI_Scatter", sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm);
+  return scatter_common("MPI_Scatter", sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, NULL);
 }
 SKN_WEAK_ALIAS(Scatter);
 
+int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  int root, MPI_Comm comm, MPI_Request *req) {
+  return scatter_common("MPI_Iscatter", sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, req);
+}
+SKN_WEAK_ALIAS(Iscatter);
+
 int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return scatter_common("MPI_Scatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+  return scatter_common("MPI_Scatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, NULL);
 }
 SKN_WEAK_ALIAS(Scatterv);
 
+int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+  return scatter_common("MPI_Iscatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
+}
+SKN_WEAK_ALIAS(Iscatterv);
+
 static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm) {
+                            int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                            MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
@@ -150,47 +308,65 @@ static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Da
   if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs};
-  enter(&x);
-  skn_coll_allgather(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_ALLGATHER, &a, req, NULL);
 }
 
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm) {
-  return allgather_common("MPI_Allgather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm);
+  return allgather_common("MPI_Allgather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, NULL);
 }
 SKN_WEAK_ALIAS(Allgather);
 
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                    MPI_Comm comm, MPI_Request *req) {
+  return allgather_common("MPI_Iallgather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, req);
+}
+SKN_WEAK_ALIAS(Iallgather);
+
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  return allgather_common("MPI_Allgatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm);
+  return allgather_common("MPI_Allgatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, NULL);
 }
 SKN_WEAK_ALIAS(Allgatherv);
 
-int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                  MPI_Comm comm) {
+int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+  return allgather_common("MPI_Iallgatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, req);
+}
+SKN_WEAK_ALIAS(Iallgatherv);
+
+static int alltoall_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, "MPI_Alltoall", comm))) return rc;
+  if ((rc = begin(&x, fn, comm))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)rcount, .rt = rt};
-  enter(&x);
-  skn_coll_alltoall(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_ALLTOALL, &a, req, NULL);
+}
+
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  return alltoall_common("MPI_Alltoall", sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL);
 }
 SKN_WEAK_ALIAS(Alltoall);
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request *req) {
+  return alltoall_common("MPI_Ialltoall", sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+}
+SKN_WEAK_ALIAS(Ialltoall);
+
+static int alltoallv_common(const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                            MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
+                            MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, "MPI_Alltoallv", comm))) return rc;
+  if ((rc = begin(&x, fn, comm))) return rc;
   if (!IN_PLACE(sbuf) && ((rc = check_counts(&x, "sendcounts", scounts, sdispls)) ||
                           (rc = check_buf(&x, "send", sbuf, 0, stype, &st))))
     return rc;
@@ -198,44 +374,62 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     return rc;
   skn_coll_args a = {.sbuf = sbuf, .st = st, .scounts = scounts, .sdispls = sdispls, .rbuf = rbuf, .rt = rt,
                      .rcounts = rcounts, .rdispls = rdispls};
-  enter(&x);
-  skn_coll_alltoall(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return MPI_SUCCESS;
+  return dispatch(&x, K_ALLTOALL, &a, req, NULL);
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+  return alltoallv_common("MPI_Alltoallv", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, NULL);
 }
 SKN_WEAK_ALIAS(Alltoallv);
 
-int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+  return alltoallv_common("MPI_Ialltoallv", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
+}
+SKN_WEAK_ALIAS(Ialltoallv);
+
+static int alltoallw_common(const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                            const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+                            const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Alltoallw", comm))) return rc;
+  if ((rc = begin(&x, fn, comm))) return rc;
   int n = x.v->comm->size;
-  const skn_dtype **sts = calloc((size_t)n, sizeof *sts), **rts = calloc((size_t)n, sizeof *rts);
-  if (!sts || !rts) {
-    free(sts);
-    free(rts);
-    return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
-  }
+  /* one block holds both type arrays; the task frees it when done */
+  const skn_dtype **types = calloc(2 * (size_t)n, sizeof *types);
+  if (!types) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
+  const skn_dtype **sts = types, **rts = types + n;
   if (!IN_PLACE(sbuf)) rc = check_counts(&x, "sendcounts", scounts, sdispls);
   if (!rc) rc = check_counts(&x, "recvcounts", rcounts, rdispls);
   for (int i = 0; i < n && !rc; i++) {
     if (!IN_PLACE(sbuf)) rc = check_buf(&x, "send", sbuf, 0, stypes[i], &sts[i]);
     if (!rc) rc = check_buf(&x, "receive", rbuf, 0, rtypes[i], &rts[i]);
   }
-  if (!rc) {
-    skn_coll_args a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sts = IN_PLACE(sbuf) ? NULL : sts,
-                       .st = IN_PLACE(sbuf) ? NULL : sts[0], .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
-                       .rts = rts, .rt = rts[0]};
-    enter(&x);
-    skn_coll_alltoall(x.v->comm, x.v->rank, &a);
-    leave(&x);
+  if (rc) {
+    free(types);
+    return rc;
   }
-  free(sts);
-  free(rts);
-  return rc;
+  skn_coll_args a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sts = IN_PLACE(sbuf) ? NULL : sts,
+                     .st = IN_PLACE(sbuf) ? NULL : sts[0], .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                     .rts = rts, .rt = rts[0]};
+  return dispatch(&x, K_ALLTOALL, &a, req, types);
+}
+
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+  return alltoallw_common("MPI_Alltoallw", sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+                          NULL);
 }
 SKN_WEAK_ALIAS(Alltoallw);
+
+int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                    void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                    MPI_Request *req) {
+  return alltoallw_common("MPI_Ialltoallw", sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+                          req);
+}
+SKN_WEAK_ALIAS(Ialltoallw);
 
 /* ------------------------------------------------------------------ operations */
 
@@ -261,12 +455,8 @@ static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t
   return MPI_SUCCESS;
 }
 
-static int nomem(coll_ctx *x, skn_status st) {
-  return st == SKN_OK ? MPI_SUCCESS : skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory");
-}
-
 static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                         int root, bool all, MPI_Comm comm) {
+                         int root, bool all, MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *t;
   int rc;
@@ -279,24 +469,33 @@ static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count
   if (is_root && (rc = check_buf(&x, "receive", rbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count, .root = root};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  enter(&x);
-  skn_status st = skn_coll_reduce(x.v->comm, x.v->rank, &a, all);
-  leave(&x);
-  return nomem(&x, st);
+  return dispatch(&x, all ? K_ALLREDUCE : K_REDUCE, &a, req, NULL);
 }
 
 int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
-  return reduce_common("MPI_Reduce", sbuf, rbuf, count, dt, op, root, false, comm);
+  return reduce_common("MPI_Reduce", sbuf, rbuf, count, dt, op, root, false, comm, NULL);
 }
 SKN_WEAK_ALIAS(Reduce);
 
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request *req) {
+  return reduce_common("MPI_Ireduce", sbuf, rbuf, count, dt, op, root, false, comm, req);
+}
+SKN_WEAK_ALIAS(Ireduce);
+
 int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return reduce_common("MPI_Allreduce", sbuf, rbuf, count, dt, op, 0, true, comm);
+  return reduce_common("MPI_Allreduce", sbuf, rbuf, count, dt, op, 0, true, comm, NULL);
 }
 SKN_WEAK_ALIAS(Allreduce);
 
+int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *req) {
+  return reduce_common("MPI_Iallreduce", sbuf, rbuf, count, dt, op, 0, true, comm, req);
+}
+SKN_WEAK_ALIAS(Iallreduce);
+
 static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, int rcount, const int *rcounts,
-                                 MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+                                 MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *t;
   int rc;
@@ -316,29 +515,43 @@ static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, i
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)total, .rcount = (size_t)(rcount > 0 ? rcount : 0),
                      .rcounts = rcounts};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  enter(&x);
-  skn_status st = skn_coll_reduce_scatter(x.v->comm, x.v->rank, &a);
-  leave(&x);
-  return nomem(&x, st);
+  return dispatch(&x, K_REDUCE_SCATTER, &a, req, NULL);
 }
 
 int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return reduce_scatter_common("MPI_Reduce_scatter_block", sbuf, rbuf, rcount, NULL, dt, op, comm);
+  return reduce_scatter_common("MPI_Reduce_scatter_block", sbuf, rbuf, rcount, NULL, dt, op, comm, NULL);
 }
 SKN_WEAK_ALIAS(Reduce_scatter_block);
 
+int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *req) {
+  return reduce_scatter_common("MPI_Ireduce_scatter_block", sbuf, rbuf, rcount, NULL, dt, op, comm, req);
+}
+SKN_WEAK_ALIAS(Ireduce_scatter_block);
+
+static int reduce_scatter_v(const char *fn, const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+  if (!rcounts) {
+    skn_rank *me = skn_api_self(fn);
+    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "recvcounts=NULL");
+  }
+  return reduce_scatter_common(fn, sbuf, rbuf, 0, rcounts, dt, op, comm, req);
+}
+
 int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm) {
-  if (!rcounts) {
-    skn_rank *me = skn_api_self("MPI_Reduce_scatter");
-    return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Reduce_scatter", "recvcounts=NULL");
-  }
-  return reduce_scatter_common("MPI_Reduce_scatter", sbuf, rbuf, 0, rcounts, dt, op, comm);
+  return reduce_scatter_v("MPI_Reduce_scatter", sbuf, rbuf, rcounts, dt, op, comm, NULL);
 }
 SKN_WEAK_ALIAS(Reduce_scatter);
 
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                         MPI_Comm comm, MPI_Request *req) {
+  return reduce_scatter_v("MPI_Ireduce_scatter", sbuf, rbuf, rcounts, dt, op, comm, req);
+}
+SKN_WEAK_ALIAS(Ireduce_scatter);
+
 static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       bool exclusive, MPI_Comm comm) {
+                       bool exclusive, MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   const skn_dtype *t;
   int rc;
@@ -346,21 +559,29 @@ static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, 
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  enter(&x);
-  skn_status st = skn_coll_scan(x.v->comm, x.v->rank, &a, exclusive);
-  leave(&x);
-  return nomem(&x, st);
+  return dispatch(&x, exclusive ? K_EXSCAN : K_SCAN, &a, req, NULL);
 }
 
 int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return scan_common("MPI_Scan", sbuf, rbuf, count, dt, op, false, comm);
+  return scan_common("MPI_Scan", sbuf, rbuf, count, dt, op, false, comm, NULL);
 }
 SKN_WEAK_ALIAS(Scan);
 
+int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+  return scan_common("MPI_Iscan", sbuf, rbuf, count, dt, op, false, comm, req);
+}
+SKN_WEAK_ALIAS(Iscan);
+
 int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return scan_common("MPI_Exscan", sbuf, rbuf, count, dt, op, true, comm);
+  return scan_common("MPI_Exscan", sbuf, rbuf, count, dt, op, true, comm, NULL);
 }
 SKN_WEAK_ALIAS(Exscan);
+
+int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *req) {
+  return scan_common("MPI_Iexscan", sbuf, rbuf, count, dt, op, true, comm, req);
+}
+SKN_WEAK_ALIAS(Iexscan);
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op) {
   coll_ctx x;

@@ -23,6 +23,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   skn_rank *me = skn_api_self(fn);
   skn_comm_view *v = skn_api_comm(me, comm);
   if (!v) return comm_error(me, comm, fn);
+  skn_api_coll_order(me, v);
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler;
   skn_coll_args a = {0};
@@ -58,6 +59,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   if (!v) return comm_error(me, comm, fn);
   if (color < 0 && color != MPI_UNDEFINED)
     return skn_api_error(me, comm, MPI_ERR_ARG, fn, "color=%d (must be >= 0 or MPI_UNDEFINED)", color);
+  skn_api_coll_order(me, v);
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler, n = c->size;
   skn_coll_args a = {.color = color, .key = key};
@@ -108,6 +110,7 @@ int PMPI_Comm_free(MPI_Comm *comm) {
   if (!v) return comm_error(me, comm ? *comm : MPI_COMM_NULL, fn);
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
     return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
+  skn_api_coll_order(me, v); /* pending nonblocking collectives still use it */
   skn_comm *c = v->comm;
   skn_rank_lock(me);
   v->comm = NULL; /* the slot is free for the next communicator of this rank */

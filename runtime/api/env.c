@@ -153,6 +153,7 @@ int PMPI_Barrier(MPI_Comm comm) {
   skn_rank *me = skn_api_self("MPI_Barrier");
   skn_comm_view *v = skn_api_comm(me, comm);
   if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Barrier", "comm=%#x", (unsigned)comm);
+  skn_api_coll_order(me, v);
   skn_api_enter(me, "MPI_Barrier", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   skn_coll_barrier(me, v->comm);
   skn_api_leave(me);

@@ -32,8 +32,39 @@ typedef struct skn_block {
   size_t len;
 } skn_block;
 
-/* Immutable once committed: ranks may share it. One element is `nblocks` contiguous
- * blocks (merged, in order); element i starts at i * extent. */
+/* Classes of basic types in type signatures: integers by size whatever their signedness
+ * (char, bool and wchar_t included), floating and complex types by size, and MPI_BYTE /
+ * MPI_PACKED, which match anything. A class also says how to convert to external32. */
+enum {
+  SKN_SIG_BYTE = 1,
+  SKN_SIG_I1, SKN_SIG_I2, SKN_SIG_I4, SKN_SIG_I8,
+  SKN_SIG_F4, SKN_SIG_F8, SKN_SIG_LD,   /* float, double, long double */
+  SKN_SIG_C8, SKN_SIG_C16, SKN_SIG_LDC, /* float, double, long double _Complex */
+  SKN_SIG_NCODES
+};
+
+/* `count` basic elements of one class, `size` bytes each. */
+typedef struct skn_sigrun {
+  size_t count;
+  uint32_t code, size;
+} skn_sigrun;
+
+enum {
+  SKN_DT_DERIVED = 1,   /* built by a constructor (else predefined, immutable, shared) */
+  SKN_DT_COMMITTED = 2, /* derived: MPI_Type_commit was called */
+  SKN_DT_STICKY = 4,    /* bounds set explicitly (resized, subarray, darray): no padding */
+  SKN_DT_HAS_BYTE = 8,  /* contains MPI_BYTE or MPI_PACKED */
+  SKN_DT_FLAT = 16,     /* derived: blocks and signature are computed */
+};
+
+struct skn_dt_args; /* constructor arguments (core/datatype.c) */
+struct skn_dt_flat; /* blocks and signature, shared by a type, its dups and resized copies */
+struct skn_rank;
+
+/* A datatype. Predefined ones are one shared immutable table. A derived type belongs to
+ * the rank that built it; once committed its layout is immutable (ranks may share it).
+ * One element is `nblocks` contiguous blocks (merged, in type map order, offsets from the
+ * element's origin: absolute addresses for MPI_BOTTOM); element i starts at i * extent. */
 typedef struct skn_dtype {
   size_t size;          /* data bytes per element */
   ptrdiff_t lb, extent; /* extent includes lb adjustment as in MPI */
@@ -43,12 +74,28 @@ typedef struct skn_dtype {
   const skn_block *blocks;
   size_t basic_size;    /* size of the basic element when homogeneous, else 0 */
   const char *name;
+  /* Type signature of one element: sig[0..nsig) repeated sig_reps times; nsig < 0 when
+   * it was too long to keep (then neither checked nor convertible to external32).
+   * Derived types: valid once SKN_DT_FLAT is set (commit). */
+  int nsig;
+  const skn_sigrun *sig;
+  size_t sig_reps;
+  size_t nelems;        /* basic elements per element */
+  uint32_t flags;       /* SKN_DT_* */
+  uint32_t align;       /* largest alignment of a basic type inside (struct padding) */
+  int combiner;         /* MPI_COMBINER_* */
+  /* derived only, touched by the owner rank only */
+  int refs;             /* handles and derived types built from it */
+  struct skn_dt_args *args;
+  struct skn_dt_flat *flat;
+  struct skn_dtype *next; /* deferred-free list */
 } skn_dtype;
 
 SKN_INTERNAL extern const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT];
 
 /* Copies min(src bytes, dst capacity) bytes from the typed layout (src, scount, st) into
- * (dst, dcount, dt). Returns the bytes copied. */
+ * (dst, dcount, dt). Returns the bytes copied. src or dst may be NULL (MPI_BOTTOM) when
+ * the layout holds absolute addresses. Allocates nothing. */
 SKN_INTERNAL size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt,
                                 const void *src, size_t scount, const skn_dtype *st);
 /* skn_dt_copy with the common case inline: contiguous layouts, small messages copied
@@ -74,6 +121,59 @@ static inline size_t skn_dt_copy_inline(void *dst, size_t dcount, const skn_dtyp
 /* Copies `bytes` packed bytes into / out of a typed layout. */
 SKN_INTERNAL void skn_dt_unpack(void *dst, const skn_dtype *dt, const void *packed, size_t bytes);
 SKN_INTERNAL void skn_dt_pack(void *packed, const void *src, const skn_dtype *st, size_t bytes);
+/* The same for the bytes [skip, skip + bytes) of the typed stream. */
+SKN_INTERNAL void skn_dt_unpack_at(void *dst, const skn_dtype *dt, size_t skip, const void *packed, size_t bytes);
+SKN_INTERNAL void skn_dt_pack_at(void *packed, const void *src, const skn_dtype *st, size_t skip, size_t bytes);
+
+/* external32 (big-endian, the MPI standard's sizes; equal to the native sizes here).
+ * Return SKN_OK, or SKN_ERR_NOT_FOUND when the type's signature was too long to keep. */
+SKN_INTERNAL int skn_dt_pack_external(void *out, const void *src, size_t count, const skn_dtype *t);
+SKN_INTERNAL int skn_dt_unpack_external(void *dst, size_t count, const skn_dtype *t, const void *in);
+
+/* Derived types. skn_dt_create builds an uncommitted type from constructor arguments
+ * laid out as MPI_Type_get_contents returns them (the caller has checked them), with one
+ * reference for the caller; it takes references on derived children. Returns NULL with
+ * *err = SKN_ERR_NOMEM, or SKN_ERR_TRUNCATE when sizes overflow. */
+SKN_INTERNAL skn_dtype *skn_dt_create(int combiner, int ni, const int *ints, int na, const ptrdiff_t *aints,
+                                      int nd, const skn_dtype *const *types, int *err);
+/* Flattens t (once); SKN_OK or SKN_ERR_NOMEM. */
+SKN_INTERNAL int skn_dt_commit(skn_dtype *t);
+/* Constructor arguments of a derived type (pointers into t; NULL when none). */
+SKN_INTERNAL void skn_dt_contents(const skn_dtype *t, int *ni, const int **ints, int *na, const ptrdiff_t **aints,
+                                  int *nd, skn_dtype *const **types);
+static inline void skn_dt_retain(skn_dtype *t) {
+  if (t->flags & SKN_DT_DERIVED) t->refs++;
+}
+/* Drops a reference (owner rank only). The last one frees the type, unless a request of
+ * `me` still refers to it: then it waits on the rank's deferred list until
+ * skn_dt_collect finds it unused. Code that keeps a derived type beyond an MPI call in
+ * anything but a request (nonblocking collectives) holds a reference meanwhile. */
+SKN_INTERNAL void skn_dt_release(struct skn_rank *me, skn_dtype *t);
+SKN_INTERNAL void skn_dt_collect(struct skn_rank *me);
+/* True when a live request of `me` (send, receive, envelope still queued) uses t. */
+SKN_INTERNAL bool skn_dt_in_use(struct skn_rank *me, const skn_dtype *t);
+
+/* The rank's table of derived types (me->types; slot 0 is reserved for the deferred
+ * list): add returns the slot (>= 1) or -1 when out of memory; get returns NULL for a
+ * free or invalid slot. Handles are SKN_HANDLE(SKN_KIND_DATATYPE, SKN_DT_PREDEFINED_COUNT
+ * + slot). Callers hold the rank's lock. */
+SKN_INTERNAL int skn_dt_table_add(struct skn_rank *me, skn_dtype *t);
+SKN_INTERNAL void skn_dt_table_remove(struct skn_rank *me, int slot);
+SKN_INTERNAL skn_dtype *skn_dt_table_get(struct skn_rank *me, int slot);
+
+/* Basic elements in `bytes` bytes of a stream of t (committed), or -1 (MPI_UNDEFINED)
+ * when the bytes end inside a basic element. */
+SKN_INTERNAL long long skn_dt_elements(const skn_dtype *t, long long bytes);
+
+/* Whether a message of `bytes` bytes typed `send` may be received as `recv`: the
+ * message's type signature must be a prefix of the receive's. Lenient where MPI programs
+ * commonly are (see SKN_SIG_*); long signatures are checked on their first runs only. */
+SKN_INTERNAL bool skn_dt_sig_match_slow(const skn_dtype *recv, const skn_dtype *send, size_t bytes);
+static inline bool skn_dt_sig_match(const skn_dtype *recv, const skn_dtype *send, size_t bytes) {
+  if (SKN_LIKELY(recv == send || bytes == 0)) return true;
+  if (SKN_LIKELY(recv->nsig == 1 && send->nsig == 1 && recv->sig[0].code == send->sig[0].code)) return true;
+  return skn_dt_sig_match_slow(recv, send, bytes);
+}
 
 /* ================================================================ requests */
 
@@ -209,6 +309,11 @@ typedef struct skn_comm_view {
   int errhandler;
   char name[MPI_MAX_OBJECT_NAME];
   struct skn_attr *attrs; /* cached attributes (api/attr.c) */
+  /* nonblocking collectives not yet completed, in issue order, run by one executor unit
+   * (api/coll.c); guarded by the rank's lock */
+  struct skn_nbc *nbc_head, *nbc_tail;
+  bool nbc_running;
+  skn_unit *nbc_drainer;  /* a blocking collective waiting for the queue to empty */
 } skn_comm_view;
 
 /* ================================================================ ranks */

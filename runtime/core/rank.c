@@ -69,6 +69,10 @@ int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const
   v->rank = rank;
   v->errhandler = errhandler;
   snprintf(v->name, sizeof v->name, "%s", name);
+  v->attrs = NULL;
+  v->nbc_head = v->nbc_tail = NULL;
+  v->nbc_running = false;
+  v->nbc_drainer = NULL;
   v->comm = c;
   skn_rank_unlock(me);
   return idx;
@@ -101,8 +105,8 @@ skn_rank *skn_rank_create(int world_rank) {
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
-  *skn_rank_comm_slot(r, 1) = (skn_comm_view){&skn_job_g.world, world_rank, MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD", NULL};
-  *skn_rank_comm_slot(r, 2) = (skn_comm_view){self, 0, MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF", NULL};
+  *skn_rank_comm_slot(r, 1) = (skn_comm_view){.comm = &skn_job_g.world, .rank = world_rank, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
+  *skn_rank_comm_slot(r, 2) = (skn_comm_view){.comm = self, .rank = 0, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
   r->errhs[1].live = r->errhs[2].live = true;
   return r;
 }

@@ -402,6 +402,45 @@ SKN_DECL(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int rec
 SKN_DECL(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm));
 SKN_DECL(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm));
 SKN_DECL(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op));
+/* nonblocking collectives */
+SKN_DECL(int, Ibarrier, (MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *req));
+SKN_DECL(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                          MPI_Request *req));
+SKN_DECL(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *req));
+SKN_DECL(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                        MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                           MPI_Request *req));
+SKN_DECL(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt,
+                                MPI_Op op, MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op,
+                                      MPI_Comm comm, MPI_Request *req));
+SKN_DECL(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *req));
+SKN_DECL(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *req));
+
 SKN_DECL(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op));
 SKN_DECL(int, Op_free, (MPI_Op *op));
 SKN_DECL(int, Op_commutative, (MPI_Op op, int *commute));

@@ -319,9 +319,9 @@ static void worker_loop(skn_worker *w) {
     if (w->exited) {
       free_unit_stack(w->exited);
       w->exited = NULL;
-      w->live--;
+      atomic_fetch_sub(&w->live, 1);
     }
-    if (w->live == 0) break;
+    if (atomic_load(&w->live) == 0) break;
     skn_unit *u = ready_pop(w);
     if (u) switch_to(w, NULL, u);
     else idle(w);
@@ -352,9 +352,13 @@ int skn_sched_nworkers(void) { return S.cfg.nworkers; }
 int skn_sched_worker_id(void) { return tls_worker ? tls_worker->id : -1; }
 
 skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner) {
-  if (S.running || worker < 0 || worker >= S.cfg.nworkers) return NULL;
+  return skn_sched_spawn_sized(worker, fn, arg, owner, S.cfg.stack_size);
+}
+
+skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void *owner, size_t stack_size) {
+  if (worker < 0 || worker >= S.cfg.nworkers) return NULL;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t usable = (S.cfg.stack_size + page - 1) & ~(page - 1);
+  size_t usable = (stack_size + page - 1) & ~(page - 1);
   size_t map_size = usable + page;
   char *base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
@@ -388,9 +392,11 @@ skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner
   rec->guard_lo = base;
   rec->guard_hi = base + page;
   rec->next = atomic_load(&ult_records);
-  atomic_store(&ult_records, rec);
-  u->worker->live++;
-  ready_push(u->worker, u);
+  while (!atomic_compare_exchange_weak(&ult_records, &rec->next, rec)) {
+  }
+  atomic_fetch_add(&u->worker->live, 1);
+  if (S.running) make_ready(u); /* its worker's queue, or inbox from elsewhere */
+  else ready_push(u->worker, u);
   return u;
 }
 

@@ -36,7 +36,7 @@ typedef struct skn_worker {
   void *sched_sp;            /* the worker's own context while a unit runs */
   struct skn_unit *ready_head, *ready_tail;
   struct skn_unit *exited;          /* ended unit whose stack the worker context frees */
-  int live;                  /* units of this worker not yet ended */
+  _Atomic(int) live;         /* units of this worker not yet ended */
   pthread_t thread;
   const void *stack_lo;      /* kernel thread stack, for ASan */
   size_t stack_size;
@@ -86,6 +86,10 @@ typedef struct skn_sched_config {
 SKN_INTERNAL int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks);
 SKN_INTERNAL int skn_sched_nworkers(void);
 SKN_INTERNAL skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner);
+/* The same with a given stack size; may be called while the scheduler runs (the unit
+ * becomes ready on its worker at once). */
+SKN_INTERNAL skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void *owner,
+                                             size_t stack_size);
 /* Runs the workers; the calling thread becomes worker 0. Returns when all units ended. */
 SKN_INTERNAL void skn_sched_run(void);
 
