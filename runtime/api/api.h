@@ -93,6 +93,10 @@ static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) {
   if (SKN_UNLIKELY(v->nbc_head != NULL)) skn_api_nbc_drain(me, v);
 }
 
+/* Duplicates v (handle comm) now, without ordering against pending collectives (comm.c). */
+SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
+                                      MPI_Comm *newcomm);
+
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
 

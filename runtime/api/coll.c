@@ -59,7 +59,7 @@ static int check_counts(coll_ctx *x, const char *what, const int *counts, const 
  * same sequence of collectives, and it progresses while the rank computes. */
 
 enum coll_kind { K_BARRIER, K_BCAST, K_GATHER, K_SCATTER, K_ALLGATHER, K_ALLTOALL, K_REDUCE, K_ALLREDUCE,
-                 K_REDUCE_SCATTER, K_SCAN, K_EXSCAN };
+                 K_REDUCE_SCATTER, K_SCAN, K_EXSCAN, K_IDUP };
 
 typedef struct skn_nbc {
   struct skn_nbc *next;
@@ -70,6 +70,8 @@ typedef struct skn_nbc {
   skn_req *req;
   skn_coll_args a;
   void *owned[2]; /* freed when the task completes */
+  MPI_Comm handle; /* K_IDUP: the parent, and where the new handle goes */
+  MPI_Comm *newcomm;
 } skn_nbc;
 
 static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
@@ -85,6 +87,7 @@ static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_arg
     case K_REDUCE_SCATTER: return skn_coll_reduce_scatter(c, rank, a);
     case K_SCAN: return skn_coll_scan(c, rank, a, false);
     case K_EXSCAN: return skn_coll_scan(c, rank, a, true);
+    case K_IDUP: break; /* run by the executor itself */
   }
   return SKN_OK;
 }
@@ -104,8 +107,12 @@ static void nbc_executor(void *arg) {
       return;
     }
     skn_rank_unlock(me);
-    if (run_kind(t->kind, t->comm, t->rank, &t->a) != SKN_OK)
+    if (t->kind == K_IDUP) {
+      if (skn_api_comm_dup_now(me, "MPI_Comm_idup", t->handle, v, t->newcomm) != MPI_SUCCESS)
+        *t->newcomm = MPI_COMM_NULL;
+    } else if (run_kind(t->kind, t->comm, t->rank, &t->a) != SKN_OK) {
       skn_log("rank %d: a nonblocking collective ran out of memory", me->world_rank);
+    }
     skn_rank_lock(me);
     v->nbc_head = t->next;
     if (!v->nbc_head) v->nbc_tail = NULL;
@@ -132,7 +139,14 @@ void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v) {
 }
 
 /* Runs collective k now (req == NULL) or queues it and returns a request. */
+static int dispatch_task(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned,
+                         MPI_Comm *newcomm);
 static int dispatch(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned) {
+  return dispatch_task(x, k, a, req, owned, NULL);
+}
+
+static int dispatch_task(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned,
+                         MPI_Comm *newcomm) {
   if (!req) {
     skn_api_coll_order(x->me, x->v);
     enter(x);
@@ -156,7 +170,7 @@ static int dispatch(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request
   r->origin_peer = MPI_UNDEFINED;
   r->handle_live = true;
   *t = (skn_nbc){.kind = k, .v = x->v, .comm = x->v->comm, .rank = x->v->rank, .req = r, .a = *a,
-                 .owned = {owned, NULL}};
+                 .owned = {owned, NULL}, .handle = x->comm, .newcomm = newcomm};
   skn_rank *me = x->me;
   skn_rank_lock(me);
   if (x->v->nbc_tail) x->v->nbc_tail->next = t;
@@ -196,6 +210,16 @@ int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, 
   return bcast_common("MPI_Ibcast", buf, count, dt, root, comm, req);
 }
 SKN_WEAK_ALIAS(Ibcast);
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req) {
+  coll_ctx x;
+  int rc = begin(&x, "MPI_Comm_idup", comm);
+  if (rc) return rc;
+  if (!newcomm || !req) return skn_api_error(x.me, comm, MPI_ERR_ARG, x.fn, "newcomm or request NULL");
+  skn_coll_args a = {0};
+  return dispatch_task(&x, K_IDUP, &a, req, NULL, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_idup);
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;

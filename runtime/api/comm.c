@@ -18,22 +18,27 @@ static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, 
   return MPI_SUCCESS;
 }
 
+int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
+  skn_comm *c = v->comm;
+  int rank = v->rank, errh = v->errhandler;
+  skn_coll_args a = {0};
+  if (rank == 0) a.result = skn_comm_create(c->size, c->members);
+  skn_coll_publish(c, rank, &a);
+  skn_comm *nc = c->slots[0]->result;
+  skn_coll_barrier(me, c);
+  return add_view(me, fn, comm, nc, rank, errh, newcomm);
+}
+
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   static const char fn[] = "MPI_Comm_dup";
   skn_rank *me = skn_api_self(fn);
   skn_comm_view *v = skn_api_comm(me, comm);
   if (!v) return comm_error(me, comm, fn);
   skn_api_coll_order(me, v);
-  skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler;
-  skn_coll_args a = {0};
-  if (rank == 0) a.result = skn_comm_create(c->size, c->members);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_coll_publish(c, rank, &a);
-  skn_comm *nc = c->slots[0]->result;
-  skn_coll_barrier(me, c);
+  int rc = skn_api_comm_dup_now(me, fn, comm, v, newcomm);
   skn_api_leave(me);
-  return add_view(me, fn, comm, nc, rank, errh, newcomm);
+  return rc;
 }
 SKN_WEAK_ALIAS(Comm_dup);
 

@@ -359,9 +359,90 @@ SKN_DECL(int, Status_set_cancelled, (MPI_Status *status, int flag));
 SKN_DECL(int, Type_size, (MPI_Datatype dt, int *size));
 SKN_DECL(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent));
 
+/* derived datatypes */
+#define MPI_COMBINER_NAMED            1
+#define MPI_COMBINER_DUP              2
+#define MPI_COMBINER_CONTIGUOUS       3
+#define MPI_COMBINER_VECTOR           4
+#define MPI_COMBINER_HVECTOR_INTEGER  5
+#define MPI_COMBINER_HVECTOR          6
+#define MPI_COMBINER_INDEXED          7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED         9
+#define MPI_COMBINER_INDEXED_BLOCK    10
+#define MPI_COMBINER_STRUCT_INTEGER   11
+#define MPI_COMBINER_STRUCT           12
+#define MPI_COMBINER_SUBARRAY         13
+#define MPI_COMBINER_DARRAY           14
+#define MPI_COMBINER_F90_REAL         15
+#define MPI_COMBINER_F90_COMPLEX      16
+#define MPI_COMBINER_F90_INTEGER      17
+#define MPI_COMBINER_RESIZED          18
+#define MPI_COMBINER_HINDEXED_BLOCK   19
+#define MPI_ORDER_C       56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK     121
+#define MPI_DISTRIBUTE_CYCLIC    122
+#define MPI_DISTRIBUTE_NONE      123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+SKN_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype));
+SKN_DECL(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                     const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
+                                          MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                           MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                   const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                   MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                                     const int array_of_starts[], int order, MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[],
+                                   const int array_of_distribs[], const int array_of_dargs[],
+                                   const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype));
+SKN_DECL(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype));
+SKN_DECL(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype));
+SKN_DECL(int, Type_commit, (MPI_Datatype *datatype));
+SKN_DECL(int, Type_free, (MPI_Datatype *datatype));
+SKN_DECL(int, Type_size_x, (MPI_Datatype dt, MPI_Count *size));
+SKN_DECL(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent));
+SKN_DECL(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint *true_lb, MPI_Aint *true_extent));
+SKN_DECL(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count *true_lb, MPI_Count *true_extent));
+SKN_DECL(int, Type_get_envelope, (MPI_Datatype dt, int *num_integers, int *num_addresses, int *num_datatypes,
+                                  int *combiner));
+SKN_DECL(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes,
+                                  int array_of_integers[], MPI_Aint array_of_addresses[],
+                                  MPI_Datatype array_of_datatypes[]));
+SKN_DECL(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype));
+SKN_DECL(int, Get_address, (const void *location, MPI_Aint *address));
+SKN_DECL(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp));
+SKN_DECL(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2));
+SKN_DECL(int, Pack, (const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position,
+                     MPI_Comm comm));
+SKN_DECL(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype dt,
+                       MPI_Comm comm));
+SKN_DECL(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int *size));
+SKN_DECL(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf,
+                              MPI_Aint outsize, MPI_Aint *position));
+SKN_DECL(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                void *outbuf, int outcount, MPI_Datatype dt));
+SKN_DECL(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt, MPI_Aint *size));
+
 /* communicator management */
 SKN_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm));
 SKN_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req));
 SKN_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm));
 SKN_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm));
 SKN_DECL(int, Comm_free, (MPI_Comm *comm));

@@ -61,6 +61,16 @@ int main(int argc, char **argv) {
     }
   }
   MPI_CHECK(MPI_Comm_free(&dup));
+  /* Comm_idup: the new communicator is usable once the request completes */
+  MPI_Comm idup = MPI_COMM_NULL;
+  MPI_Request iq;
+  int sum = 0, me1 = rank + 1;
+  MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &idup, &iq));
+  MPI_CHECK(MPI_Wait(&iq, MPI_STATUS_IGNORE));
+  CHECK(idup != MPI_COMM_NULL, "Comm_idup gave MPI_COMM_NULL");
+  MPI_CHECK(MPI_Allreduce(&me1, &sum, 1, MPI_INT, MPI_SUM, idup));
+  CHECK(sum == size * (size + 1) / 2, "allreduce on idup %d", sum);
+  MPI_CHECK(MPI_Comm_free(&idup));
   free(a); free(b); free(c); free(g);
   return mt_finish();
 }
