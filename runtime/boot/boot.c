@@ -262,6 +262,9 @@ static int boot_main(int argc, char **argv, char **envp) {
     if (!r->unit) skn_fatal("cannot create rank %d (stack of %zu bytes): %s", i, B.cfg.stack_size, strerror(errno));
   }
   install_signal_handlers();
+  /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
+   * that crashes or is killed keeps every complete line its ranks printed. */
+  if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
   B.running = true;
   skn_sched_run();
   B.running = false;
