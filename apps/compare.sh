@@ -10,7 +10,13 @@
 #   --out FILE          also write the results as markdown to FILE
 #   --callgrind         also count instructions per send+recv pair with callgrind
 #   --cg-runs K         callgrind runs per N; the minimum is kept (default 2)
-#   --no-timing         skip the timed benchmarks (with --callgrind: counts only)
+#   --no-timing         skip the timed benchmarks (with --callgrind: counts only);
+#                       with --coll the collective table is still made
+#   --coll              make the collective table (the default, unless --no-timing):
+#                       apps/bench/coll.c and halo.c, allreduce, bcast, barrier,
+#                       alltoall, halo exchange with 2 to 16 ranks (~2 min for R = 3)
+#   --no-coll           skip the collective table
+#   --coll-cap S        time cap in seconds per figure of coll/halo (default 3)
 #   --build DIR         scratch directory (default /tmp/bench-build/compare)
 #   --pairs-ranks N     ranks of the pairwise test (default 16)
 #
@@ -31,6 +37,8 @@ cg_runs=2
 do_timing=1
 build=/tmp/bench-build/compare
 pairs_ranks=16
+do_coll=auto   # auto: with the timed benchmarks
+coll_cap=3
 prefix="${SKEIN_PREFIX:-}"
 cflags="${BENCH_CFLAGS:--O2}"
 
@@ -44,6 +52,9 @@ while [ $# -gt 0 ]; do
     --callgrind) do_cg=1; shift ;;
     --cg-runs) cg_runs="$2"; shift 2 ;;
     --no-timing) do_timing=0; shift ;;
+    --coll) do_coll=1; shift ;;
+    --no-coll) do_coll=0; shift ;;
+    --coll-cap) coll_cap="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --pairs-ranks) pairs_ranks="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -53,6 +64,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "bad --runs $runs"
 [[ "$cg_runs" =~ ^[1-9][0-9]*$ ]] || die "bad --cg-runs $cg_runs"
+[[ "$coll_cap" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "bad --coll-cap $coll_cap"
+[ "$do_coll" = auto ] && do_coll=$do_timing
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)  # timings are only as good as the machine is idle
 mkdir -p "$build" || die "cannot create $build"
@@ -76,6 +89,7 @@ MPICC[mpich]="mpicc.mpich"
 LAUNCH[mpich]="mpiexec.mpich -bind-to core"
 MPICC[openmpi]="mpicc.openmpi"
 LAUNCH[openmpi]="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
+declare -A BUILDFAIL   # BUILDFAIL[flavour:prog] = first error line of a failed build
 declare -A RANKVAR=([mpich]=PMI_RANK [openmpi]=OMPI_COMM_WORLD_RANK) # for callgrind file names
 
 active=()
@@ -99,6 +113,18 @@ for f in "${wanted[@]}"; do
     echo "skip ${NAME[$f]}: build failed, see $logs/build-$f.txt" >&2; continue
   fi
   active+=("$f")
+  # collective benchmarks: a program that does not build is n/a for this flavour
+  if [ $do_coll -eq 1 ]; then
+    for prog in coll halo; do
+      # shellcheck disable=SC2086
+      if ! $cc $cflags -o "$build/$f/$prog" "$src/$prog.c" >"$logs/build-$f-$prog.txt" 2>&1; then
+        rm -f "$build/$f/$prog"
+        why=$(grep -m1 -E 'undefined reference|error' "$logs/build-$f-$prog.txt" | sed 's/^.*: //' | tr -d "\`'")
+        echo "  ${NAME[$f]}: $prog.c does not build (${why:-see log}), $logs/build-$f-$prog.txt" >&2
+        BUILDFAIL[$f:$prog]="${why:-build failed}"
+      fi
+    done
+  fi
 done
 # shellcheck disable=SC2086
 if ! "$hostcc" $cflags -o "$build/memcpy_bw" "$src/memcpy_bw.c" >"$logs/build-memcpy.txt" 2>&1; then
@@ -122,6 +148,15 @@ run() {
 # field FILE LINE-PREFIX BYTES KEY : value of KEY= on the line "PREFIX bytes=BYTES ..."
 field() {
   awk -v p="$2" -v b="bytes=$3" -v k="$4" '
+    $1 == p { hit = 0; for (i = 2; i <= NF; i++) if ($i == b) hit = 1
+              if (hit) for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) v = kv[2] } }
+    END { if (v != "") print v }' "$1" 2>/dev/null
+}
+
+# kv FILE LINE-PREFIX SELECTOR KEY : value of KEY= on the line "PREFIX ... SELECTOR ..."
+# (SELECTOR is a whole key=value field, e.g. bytes=8 or ranks=4)
+kv() {
+  awk -v p="$2" -v b="$3" -v k="$4" '
     $1 == p { hit = 0; for (i = 2; i <= NF; i++) if ($i == b) hit = 1
               if (hit) for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) v = kv[2] } }
     END { if (v != "") print v }' "$1" 2>/dev/null
@@ -162,6 +197,52 @@ if [ $do_timing -eq 1 ]; then
     run 60 "$logs/memcpy.r$r.txt" "$build/memcpy_bw" --sizes 4M,16M --reps 9
     add mem mem4 "$(field "$logs/memcpy.r$r.txt" memcpy 4194304 MBps)"
     add mem mem16 "$(field "$logs/memcpy.r$r.txt" memcpy 16777216 MBps)"
+  done
+fi
+
+# ------------------------------------------------------------------ collectives
+# coll.c and halo.c, flavours interleaved within each run. Figures (bytes, ranks):
+#   allreduce 8 B and 1 MiB at 2 and 16 ranks, 1 MiB at 4 and 8; bcast 1 MiB at
+#   2, 4, 8, 16; barrier 16; alltoall 8 B and 64 KiB per block at 16; halo 4, 16.
+# Process-based peers oversubscribed on few cores take up to ~0.5 s per call;
+# each figure is bounded by --time-cap (coll_cap) and each launch by timeout.
+COLL_RANKS="2 4 8 16"
+if [ $do_coll -eq 1 ]; then
+  # crun FLAVOUR PROG NRANKS NFIGURES LOG args... : one bounded launch
+  crun() {
+    local f=$1 prog=$2 np=$3 nfig=$4 log=$5; shift 5
+    local exe="$build/$f/$prog"
+    if [ ! -x "$exe" ]; then echo "not built: ${BUILDFAIL[$f:$prog]:-}" >"$log"; return 1; fi
+    local t
+    t=$(awk -v n="$nfig" -v c="$coll_cap" 'BEGIN { printf "%d", 40 + 2.5 * n * c }')
+    # shellcheck disable=SC2086 # the launcher is a command and its flags
+    run "$t" "$log" ${LAUNCH[$f]} -n "$np" "$exe" "$@" --time-cap "$coll_cap"
+  }
+  for r in $(seq 1 "$runs"); do
+    echo "collectives run $r/$runs" >&2
+    for f in "${active[@]}"; do
+      lg="$logs/$f.r$r.coll"
+      for np in $COLL_RANKS; do
+        sz=1M; nfig=1
+        if [ "$np" = 2 ] || [ "$np" = 16 ]; then sz=8,1M; nfig=2; fi
+        crun "$f" coll "$np" $nfig "$lg.allreduce.$np.txt" allreduce --sizes $sz --reps 5
+        add "$f" "ar1m_$np" "$(kv "$lg.allreduce.$np.txt" allreduce bytes=1048576 MBps)"
+        [ $nfig = 2 ] && add "$f" "ar8_$np" "$(kv "$lg.allreduce.$np.txt" allreduce bytes=8 usec)"
+        crun "$f" coll "$np" 1 "$lg.bcast.$np.txt" bcast --sizes 1M --reps 5
+        add "$f" "bc1m_$np" "$(kv "$lg.bcast.$np.txt" bcast bytes=1048576 MBps)"
+      done
+      crun "$f" coll 16 1 "$lg.barrier.16.txt" barrier --reps 5
+      add "$f" bar16 "$(kv "$lg.barrier.16.txt" barrier bytes=0 usec)"
+      crun "$f" coll 16 2 "$lg.alltoall.16.txt" alltoall --sizes 8,64K --reps 5
+      add "$f" a2a8 "$(kv "$lg.alltoall.16.txt" alltoall bytes=8 usec)"
+      add "$f" a2a64k "$(kv "$lg.alltoall.16.txt" alltoall bytes=65536 usec)"
+      for np in 4 16; do
+        crun "$f" halo "$np" 1 "$lg.halo.$np.txt" --reps 5
+        add "$f" "halo_$np" "$(kv "$lg.halo.$np.txt" halo "ranks=$np" MBps)"
+        add "$f" "halou_$np" "$(kv "$lg.halo.$np.txt" halo "ranks=$np" usec)"
+      done
+      grep -h '^ERROR' "$lg".*.txt >&2 && echo "  ${NAME[$f]}: data errors, see $lg.*.txt" >&2
+    done
   done
 fi
 
@@ -221,6 +302,57 @@ report=$(mktemp)
     echo
   fi
 } >"$report"
+
+if [ $do_coll -eq 1 ]; then
+  {
+    echo "### Collectives and halo exchange ($(nproc) cores)"
+    echo
+    hdr="| metric |"; sep="|---|"
+    for f in skein mpich openmpi; do hdr="$hdr ${NAME[$f]} |"; sep="$sep---:|"; done
+    echo "$hdr Skein / better peer | goal |"; echo "$sep---:|---|"
+    # crow LABEL METRIC DECIMALS min|max [GOAL: "<= X" or ">= X"]
+    crow() {
+      local line="| $1 |" v peers=() sk rt goal="${5:-}" mark=""
+      for f in skein mpich openmpi; do
+        v=$(med "$f" "$2"); line="$line $(fmt "$v" "$3") |"
+        [ "$f" = skein ] && sk="$v" || peers+=("$v")
+      done
+      rt=$(ratio "$sk" "$(best "$4" "${peers[@]}")")
+      if [ -n "$goal" ] && [[ "$rt" =~ ^[0-9.]+$ ]]; then
+        mark=$(awk -v r="$rt" -v op="${goal%% *}" -v g="${goal##* }" \
+          'BEGIN { ok = (op == "<=") ? (r <= g) : (r >= g); printf "%s", ok ? " ✓" : " ✗" }')
+      fi
+      echo "$line $rt | ${goal:+$goal$mark} |"
+    }
+    crow "8 B allreduce, 2 ranks, µs per call" ar8_2 3 min "<= 0.5"
+    crow "8 B allreduce, 16 ranks, µs per call" ar8_16 3 min "<= 0.05"
+    for np in $COLL_RANKS; do crow "1 MiB allreduce, $np ranks, MB/s" "ar1m_$np" 0 max ">= 1.5"; done
+    for np in $COLL_RANKS; do crow "1 MiB bcast, $np ranks, MB/s" "bc1m_$np" 0 max ">= 1.5"; done
+    crow "barrier, 16 ranks, µs" bar16 3 min
+    crow "8 B alltoall, 16 ranks, µs per call" a2a8 3 min
+    crow "64 KiB alltoall (per block), 16 ranks, µs per call" a2a64k 1 min
+    for np in 4 16; do
+      crow "halo 4096², $np ranks, MB/s exchanged" "halo_$np" 0 max ">= 1.5"
+      crow "halo 4096², $np ranks, µs per iteration" "halou_$np" 1 min
+    done
+    echo
+    echo "Each cell is the median of $runs runs; each run's figure is the median over timed"
+    echo "batches of the slowest rank's batch time (apps/bench/coll.c, halo.c), per call."
+    echo "Allreduce sums doubles; MB/s = bytes / time per call (allreduce, bcast), MB = 10^6 B."
+    echo "Alltoall: bytes per destination block. Halo: 4096 x 4096 doubles on a periodic"
+    echo "near-square process grid (2 x 2, 4 x 4), 4 edges per rank per iteration, east/west as"
+    echo "MPI_Type_vector; MB/s = bytes sent by all ranks per iteration / time per iteration."
+    echo "Ratio Skein / better peer: below 1 is better for times, above 1 for MB/s; goal ✓/✗"
+    echo "compares that ratio with the target. $(nproc) cores: beyond $(nproc) ranks the"
+    echo "process-based MPIs are oversubscribed (each figure is capped at ${coll_cap} s of batches,"
+    echo "so their slowest figures rest on few batches)."
+    for k in "${!BUILDFAIL[@]}"; do
+      echo "n/a for ${NAME[${k%%:*}]}: ${k##*:}.c does not build (\`${BUILDFAIL[$k]}\`)."
+    done
+    echo "n/a: flavour skipped, program not built, or the run failed (logs in $logs)."
+    echo
+  } >>"$report"
+fi
 
 # ------------------------------------------------------------------ callgrind
 # Instructions per send+recv pair, from I(2N) - I(N) with N = 1000, 8 B.

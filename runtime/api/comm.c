@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "objects.h"
 
 static int comm_error(skn_rank *me, MPI_Comm comm, const char *fn) {
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
@@ -22,11 +23,32 @@ int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_v
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler;
   skn_coll_args a = {0};
-  if (rank == 0) a.result = skn_comm_create(c->size, c->members);
+  if (rank == 0) {
+    skn_comm *created = skn_comm_create(c->size, c->members);
+    if (created && c->topo) created->topo = skn_topo_ref(c->topo, c->size); /* immutable: shared */
+    a.result = created;
+  }
   skn_coll_publish(c, rank, &a);
   skn_comm *nc = c->slots[0]->result;
   skn_coll_barrier(me, c);
-  return add_view(me, fn, comm, nc, rank, errh, newcomm);
+  int rc = add_view(me, fn, comm, nc, rank, errh, newcomm);
+  if (rc != MPI_SUCCESS) return rc;
+  /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
+   * the new communicator goes away again, its copied attributes deleted, and dup fails. */
+  skn_comm_view *nv = skn_api_comm(me, *newcomm);
+  rc = skn_attr_copy_all(me, comm, v, nv);
+  if (rc != MPI_SUCCESS) {
+    skn_attr_delete_all(me, *newcomm, nv);
+    skn_rank_lock(me);
+    nv->comm = NULL;
+    nv->attrs = NULL;
+    skn_rank_unlock(me);
+    if (nc->topo) skn_topo_release(nc->topo);
+    skn_comm_release(nc);
+    *newcomm = MPI_COMM_NULL;
+    return skn_api_error(me, comm, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
+  }
+  return MPI_SUCCESS;
 }
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
@@ -116,10 +138,17 @@ int PMPI_Comm_free(MPI_Comm *comm) {
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
     return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
   skn_api_coll_order(me, v); /* pending nonblocking collectives still use it */
+  /* This rank's cached attributes first, while the communicator is still valid. */
+  int rc = skn_attr_delete_all(me, *comm, v);
+  if (rc != MPI_SUCCESS)
+    return skn_api_error(me, *comm, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
   skn_comm *c = v->comm;
+  skn_topo *t = c->topo;
   skn_rank_lock(me);
   v->comm = NULL; /* the slot is free for the next communicator of this rank */
+  v->attrs = NULL;
   skn_rank_unlock(me);
+  if (t) skn_topo_release(t);
   skn_comm_release(c);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -195,3 +224,94 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Comm_test_inter);
+
+/* ------------------------------------------------------------------ Comm_create, Comm_create_group */
+
+/* Checks that g is a subset of c; fills members (g's ranks, in group order), *my (the
+ * caller's group rank or -1) and, when asked, *crank0 (the comm rank of g's rank 0). */
+static int group_members(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm *c, const skn_group *g,
+                         skn_rank **members, int *my, int *crank0) {
+  int *where = malloc(sizeof(int) * (size_t)skn_job_g.size); /* world rank -> comm rank */
+  if (!where) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  for (int w = 0; w < skn_job_g.size; w++) where[w] = -1;
+  for (int i = 0; i < c->size; i++) where[c->members[i]->world_rank] = i;
+  *my = -1;
+  for (int i = 0; i < g->size; i++) {
+    int w = g->wranks[i];
+    if (where[w] < 0) {
+      free(where);
+      return skn_api_error(me, comm, MPI_ERR_GROUP, fn,
+                           "the group's rank %d (world rank %d) is not in the communicator", i, w);
+    }
+    members[i] = skn_job_g.ranks[w];
+    if (w == me->world_rank) *my = i;
+  }
+  if (crank0) *crank0 = g->size ? where[g->wranks[0]] : -1;
+  free(where);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+  static const char fn[] = "MPI_Comm_create";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  const skn_group *g = skn_api_group(me, group);
+  if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
+  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+  skn_comm *c = v->comm;
+  int rank = v->rank, errh = v->errhandler, my = -1, leader = -1;
+  skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
+  if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  int rc = group_members(me, fn, comm, c, g, members, &my, &leader);
+  if (rc != MPI_SUCCESS) {
+    free(members);
+    return rc;
+  }
+  skn_api_coll_order(me, v);
+  /* As in split: the group's rank 0 creates the communicator and the other members read
+   * it from that rank's slot, so disjoint groups given by different ranks work too. */
+  skn_coll_args a = {0};
+  if (my == 0) a.result = skn_comm_create(g->size, members);
+  free(members);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &a);
+  skn_comm *nc = my >= 0 ? c->slots[leader]->result : NULL;
+  skn_coll_barrier(me, c);
+  skn_api_leave(me);
+  if (my < 0) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return add_view(me, fn, comm, nc, my, errh, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_create);
+
+/* Only the group's members call it: they agree through a process-wide rendezvous
+ * (group.c), never through the parent's slots or barrier. */
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+  static const char fn[] = "MPI_Comm_create_group";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  const skn_group *g = skn_api_group(me, group);
+  if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
+  if (tag < 0) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be in [0, %d])", tag, SKN_TAG_UB);
+  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+  skn_comm *c = v->comm;
+  int errh = v->errhandler, my = -1;
+  skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
+  if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  int rc = group_members(me, fn, comm, c, g, members, &my, NULL);
+  if (rc != MPI_SUCCESS || my < 0) { /* a caller outside the group gets MPI_COMM_NULL */
+    free(members);
+    if (rc == MPI_SUCCESS) *newcomm = MPI_COMM_NULL;
+    return rc;
+  }
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
+  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, g->size, members, g->wranks, my);
+  skn_api_leave(me);
+  free(members);
+  return add_view(me, fn, comm, nc, my, errh, newcomm);
+}
+SKN_WEAK_ALIAS(Comm_create_group);

@@ -160,24 +160,3 @@ int PMPI_Barrier(MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Barrier);
-
-/* ------------------------------------------------------------------ datatypes */
-
-int PMPI_Type_size(MPI_Datatype dt, int *size) {
-  skn_rank *me = skn_api_self("MPI_Type_size");
-  const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "datatype=%#x", (unsigned)dt);
-  *size = (int)t->size;
-  return MPI_SUCCESS;
-}
-SKN_WEAK_ALIAS(Type_size);
-
-int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent) {
-  skn_rank *me = skn_api_self("MPI_Type_get_extent");
-  const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_extent", "datatype=%#x", (unsigned)dt);
-  *lb = t->lb;
-  *extent = t->extent;
-  return MPI_SUCCESS;
-}
-SKN_WEAK_ALIAS(Type_get_extent);

@@ -89,7 +89,11 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_req *r = take_posted(mq, m->ctx, m->src, m->tag);
   if (r) {
     skn_spin_unlock(&mq->lock);
-    size_t copied = skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt);
+    size_t cap = r->count * r->dt->size;
+    /* type signatures that cannot match: nothing is copied, the receive fails */
+    size_t copied = SKN_LIKELY(skn_dt_sig_match(r->dt, m->dt, bytes < cap ? bytes : cap))
+                        ? skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt)
+                        : 0;
     set_recv_result(r, m->src, m->tag, bytes, copied);
     skn_req_complete(r);
     if (sreq) skn_req_complete(sreq);
@@ -168,15 +172,16 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
 
 /* Copies an envelope's data into r and finishes both sides. */
 static void consume(skn_req *r, skn_req *env) {
-  size_t copied;
+  size_t copied = 0, cap = r->count * r->dt->size;
+  /* type signatures that cannot match: nothing is copied, the receive fails */
+  bool sig_ok = skn_dt_sig_match(r->dt, env->dt, env->bytes < cap ? env->bytes : cap);
   if (env->proto == SKN_PROTO_RNDV) {
-    copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
+    if (sig_ok) copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
   } else {
     while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
-    if (env->proto == SKN_PROTO_RNDV) { /* the sender could not allocate a copy */
+    if (sig_ok && env->proto == SKN_PROTO_RNDV) { /* the sender could not allocate a copy */
       copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
-    } else {
-      size_t cap = r->count * r->dt->size;
+    } else if (sig_ok) {
       copied = env->bytes < cap ? env->bytes : cap;
       skn_dt_unpack(r->buf, r->dt, env->payload, copied);
     }

@@ -526,6 +526,112 @@ SKN_DECL(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op));
 SKN_DECL(int, Op_free, (MPI_Op *op));
 SKN_DECL(int, Op_commutative, (MPI_Op op, int *commute));
 
+/* groups, topologies, attributes, info */
+#define MPI_GRAPH      1
+#define MPI_CART       2
+#define MPI_DIST_GRAPH 3
+#define MPI_UNWEIGHTED    ((int *)2)
+#define MPI_WEIGHTS_EMPTY ((int *)3)
+
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;     /* deprecated names (MPI-1) */
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+/* Predefined callbacks: real functions, so their addresses can be compared and passed. */
+SKN_MPI_EXPORT int MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void *, void *, void *, int *);
+SKN_MPI_EXPORT int MPI_COMM_DUP_FN(MPI_Comm, int, void *, void *, void *, int *);
+SKN_MPI_EXPORT int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void *, void *);
+#define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
+#define MPI_DUP_FN         MPI_COMM_DUP_FN
+#define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
+
+SKN_DECL(int, Comm_group, (MPI_Comm comm, MPI_Group *group));
+SKN_DECL(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm));
+SKN_DECL(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm));
+SKN_DECL(int, Group_size, (MPI_Group group, int *size));
+SKN_DECL(int, Group_rank, (MPI_Group group, int *rank));
+SKN_DECL(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]));
+SKN_DECL(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result));
+SKN_DECL(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup));
+SKN_DECL(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup));
+SKN_DECL(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup));
+SKN_DECL(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup));
+SKN_DECL(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup));
+SKN_DECL(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup));
+SKN_DECL(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup));
+SKN_DECL(int, Group_free, (MPI_Group *group));
+
+SKN_DECL(int, Dims_create, (int nnodes, int ndims, int dims[]));
+SKN_DECL(int, Cart_create, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                            MPI_Comm *comm_cart));
+SKN_DECL(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]));
+SKN_DECL(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank));
+SKN_DECL(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest));
+SKN_DECL(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm));
+SKN_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]));
+SKN_DECL(int, Cartdim_get, (MPI_Comm comm, int *ndims));
+SKN_DECL(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank));
+SKN_DECL(int, Graph_create, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                             MPI_Comm *comm_graph));
+SKN_DECL(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]));
+SKN_DECL(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges));
+SKN_DECL(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]));
+SKN_DECL(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors));
+SKN_DECL(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank));
+SKN_DECL(int, Dist_graph_create_adjacent, (MPI_Comm comm, int indegree, const int sources[],
+                                           const int sourceweights[], int outdegree, const int destinations[],
+                                           const int destweights[], MPI_Info info, int reorder,
+                                           MPI_Comm *comm_dist_graph));
+SKN_DECL(int, Dist_graph_create, (MPI_Comm comm, int n, const int sources[], const int degrees[],
+                                  const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                  MPI_Comm *comm_dist_graph));
+SKN_DECL(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                     int maxoutdegree, int destinations[], int destweights[]));
+SKN_DECL(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted));
+SKN_DECL(int, Topo_test, (MPI_Comm comm, int *status));
+SKN_DECL(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                    MPI_Comm comm));
+SKN_DECL(int, Neighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm));
+SKN_DECL(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm));
+
+SKN_DECL(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                   MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                   void *extra_state));
+SKN_DECL(int, Comm_free_keyval, (int *comm_keyval));
+SKN_DECL(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val));
+SKN_DECL(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag));
+SKN_DECL(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval));
+SKN_DECL(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                              void *extra_state));
+SKN_DECL(int, Keyval_free, (int *keyval));
+SKN_DECL(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val));
+SKN_DECL(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag));
+SKN_DECL(int, Attr_delete, (MPI_Comm comm, int keyval));
+
+SKN_DECL(int, Info_create, (MPI_Info *info));
+SKN_DECL(int, Info_set, (MPI_Info info, const char *key, const char *value));
+SKN_DECL(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag));
+SKN_DECL(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag));
+SKN_DECL(int, Info_get_nkeys, (MPI_Info info, int *nkeys));
+SKN_DECL(int, Info_get_nthkey, (MPI_Info info, int n, char *key));
+SKN_DECL(int, Info_delete, (MPI_Info info, const char *key));
+SKN_DECL(int, Info_dup, (MPI_Info info, MPI_Info *newinfo));
+SKN_DECL(int, Info_free, (MPI_Info *info));
+#define MPI_Group_c2f(g) ((MPI_Fint)(g))
+#define MPI_Group_f2c(g) ((MPI_Group)(g))
+#define MPI_Info_c2f(i) ((MPI_Fint)(i))
+#define MPI_Info_f2c(i) ((MPI_Info)(i))
+
 /* handle conversion (handles are ints, so these are identities) */
 #define MPI_Comm_c2f(c) ((MPI_Fint)(c))
 #define MPI_Comm_f2c(c) ((MPI_Comm)(c))

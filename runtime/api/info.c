@@ -1,0 +1,237 @@
+/* Info objects: per-rank ordered (key, value) lists; handle = SKN_HANDLE(SKN_KIND_INFO,
+ * index into the rank's table), index 0 being MPI_INFO_NULL. Errors go to
+ * MPI_COMM_WORLD's handler, as for every object not attached to a communicator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects.h"
+
+static skn_info *info_get(skn_rank *me, MPI_Info h) {
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (((unsigned)h >> 24) != SKN_KIND_INFO || idx == 0) return NULL;
+  skn_rank_lock(me);
+  skn_info *i = idx < (unsigned)me->ninfos ? me->infos[idx] : NULL;
+  skn_rank_unlock(me);
+  return i;
+}
+
+static int err(skn_rank *me, int cls, const char *fn, const char *fmt, const char *detail) {
+  return skn_api_error(me, MPI_COMM_WORLD, cls, fn, fmt, detail);
+}
+
+/* Looks up the info object and, when key is wanted, checks the key. */
+static int begin(skn_rank *me, const char *fn, MPI_Info h, skn_info **out, const char *key, bool want_key) {
+  *out = info_get(me, h);
+  if (!*out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)h);
+  if (!want_key) return MPI_SUCCESS;
+  if (!key) return err(me, MPI_ERR_INFO_KEY, fn, "%s", "key=NULL");
+  size_t n = strnlen(key, MPI_MAX_INFO_KEY + 1);
+  if (n == 0) return err(me, MPI_ERR_INFO_KEY, fn, "%s", "empty key");
+  if (n > MPI_MAX_INFO_KEY) return err(me, MPI_ERR_INFO_KEY, fn, "key longer than MPI_MAX_INFO_KEY: %.40s...", key);
+  return MPI_SUCCESS;
+}
+
+static int find(const skn_info *i, const char *key) {
+  for (int k = 0; k < i->n; k++)
+    if (!strcmp(i->keys[k], key)) return k;
+  return -1;
+}
+
+static int nomem(skn_rank *me, const char *fn) {
+  return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for an info object");
+}
+
+static void info_free(skn_info *i) {
+  for (int k = 0; k < i->n; k++) {
+    free(i->keys[k]);
+    free(i->vals[k]);
+  }
+  free(i->keys);
+  free(i->vals);
+  free(i);
+}
+
+/* Stores i in the rank's table; frees it on failure. */
+static int info_add(skn_rank *me, const char *fn, skn_info *i, MPI_Info *out) {
+  skn_rank_lock(me);
+  int idx;
+  SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx); /* index 0 is MPI_INFO_NULL */
+  if (idx >= 0) me->infos[idx] = i;
+  skn_rank_unlock(me);
+  if (idx < 0) {
+    info_free(i);
+    return nomem(me, fn);
+  }
+  *out = SKN_HANDLE(SKN_KIND_INFO, idx);
+  return MPI_SUCCESS;
+}
+
+/* Appends (key, value), both copied; false when out of memory. */
+static bool append(skn_info *i, const char *key, const char *val) {
+  if (i->n == i->cap) {
+    int cap = i->cap ? 2 * i->cap : 8;
+    char **k = realloc(i->keys, sizeof *k * (size_t)cap);
+    if (!k) return false;
+    i->keys = k;
+    char **v = realloc(i->vals, sizeof *v * (size_t)cap);
+    if (!v) return false;
+    i->vals = v;
+    i->cap = cap;
+  }
+  char *k = strdup(key), *v = strdup(val);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return false;
+  }
+  i->keys[i->n] = k;
+  i->vals[i->n++] = v;
+  return true;
+}
+
+int PMPI_Info_create(MPI_Info *info) {
+  static const char fn[] = "MPI_Info_create";
+  skn_rank *me = skn_api_self(fn);
+  if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
+  skn_info *i = calloc(1, sizeof *i);
+  if (!i) return nomem(me, fn);
+  return info_add(me, fn, i, info);
+}
+SKN_WEAK_ALIAS(Info_create);
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
+  static const char fn[] = "MPI_Info_set";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, key, true);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!value) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value=NULL");
+  if (strnlen(value, MPI_MAX_INFO_VAL + 1) > MPI_MAX_INFO_VAL)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value of key '%s' longer than MPI_MAX_INFO_VAL",
+                         key);
+  int k = find(i, key);
+  if (k >= 0) {
+    char *v = strdup(value);
+    if (!v) return nomem(me, fn);
+    free(i->vals[k]);
+    i->vals[k] = v;
+    return MPI_SUCCESS;
+  }
+  return append(i, key, value) ? MPI_SUCCESS : nomem(me, fn);
+}
+SKN_WEAK_ALIAS(Info_set);
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
+  static const char fn[] = "MPI_Info_get";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, key, true);
+  if (rc != MPI_SUCCESS) return rc;
+  if (valuelen < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "valuelen=%d", valuelen);
+  if (!value || !flag) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "value or flag NULL");
+  int k = find(i, key);
+  *flag = k >= 0;
+  if (k >= 0) { /* truncated to valuelen characters (the buffer holds valuelen + 1) */
+    size_t n = strlen(i->vals[k]);
+    if (n > (size_t)valuelen) n = (size_t)valuelen;
+    memcpy(value, i->vals[k], n);
+    value[n] = '\0';
+  }
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_get);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
+  static const char fn[] = "MPI_Info_get_valuelen";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, key, true);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!valuelen || !flag) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "valuelen or flag NULL");
+  int k = find(i, key);
+  *flag = k >= 0;
+  if (k >= 0) *valuelen = (int)strlen(i->vals[k]);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_get_valuelen);
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
+  static const char fn[] = "MPI_Info_get_nkeys";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, NULL, false);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!nkeys) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "nkeys=NULL");
+  *nkeys = i->n;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_get_nkeys);
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
+  static const char fn[] = "MPI_Info_get_nthkey";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, NULL, false);
+  if (rc != MPI_SUCCESS) return rc;
+  if (n < 0 || n >= i->n)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (the info object has %d keys)", n, i->n);
+  if (!key) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "key=NULL");
+  strcpy(key, i->keys[n]); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_get_nthkey);
+
+int PMPI_Info_delete(MPI_Info info, const char *key) {
+  static const char fn[] = "MPI_Info_delete";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, key, true);
+  if (rc != MPI_SUCCESS) return rc;
+  int k = find(i, key);
+  if (k < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, fn, "key '%s' is not set", key);
+  free(i->keys[k]);
+  free(i->vals[k]);
+  memmove(i->keys + k, i->keys + k + 1, sizeof(char *) * (size_t)(i->n - k - 1));
+  memmove(i->vals + k, i->vals + k + 1, sizeof(char *) * (size_t)(i->n - k - 1));
+  i->n--;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_delete);
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
+  static const char fn[] = "MPI_Info_dup";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, NULL, false);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!newinfo) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newinfo=NULL");
+  skn_info *d = calloc(1, sizeof *d);
+  if (!d) return nomem(me, fn);
+  for (int k = 0; k < i->n; k++)
+    if (!append(d, i->keys[k], i->vals[k])) {
+      info_free(d);
+      return nomem(me, fn);
+    }
+  return info_add(me, fn, d, newinfo);
+}
+SKN_WEAK_ALIAS(Info_dup);
+
+int PMPI_Info_free(MPI_Info *info) {
+  static const char fn[] = "MPI_Info_free";
+  skn_rank *me = skn_api_self(fn);
+  if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
+  unsigned idx = (unsigned)*info & 0xffffffu;
+  skn_info *i = NULL;
+  skn_rank_lock(me);
+  if (((unsigned)*info >> 24) == SKN_KIND_INFO && idx > 0 && idx < (unsigned)me->ninfos) {
+    i = me->infos[idx];
+    me->infos[idx] = NULL;
+  }
+  skn_rank_unlock(me);
+  if (!i) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)*info);
+  info_free(i);
+  *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_free);

@@ -1,0 +1,131 @@
+/* Groups, topologies, attribute keys and info objects (api/group.c, topo.c, attr.c,
+ * info.c), and what those files and api/comm.c share.
+ *
+ * Ownership, following the design's per-rank views:
+ *  - groups, keyvals and info objects are the calling rank's own: per-rank tables in
+ *    skn_rank (groups/ngroups, keyvals/nkeyvals, infos/ninfos), mutated under the rank
+ *    lock, never touched by another rank;
+ *  - cached attributes hang off the rank's own communicator view (skn_comm_view.attrs);
+ *  - a topology is shared by the members of its communicator (skn_comm.topo) and
+ *    immutable once created; it counts the views that use it and the last
+ *    MPI_Comm_free releases it. */
+#ifndef SKN_API_OBJECTS_H
+#define SKN_API_OBJECTS_H
+
+#include <stdlib.h>
+
+#include "api.h"
+
+/* ---------------------------------------------------------------- per-rank tables
+ * A table of pointers indexed by handle, grown in powers of two (from 8); `*n` is the
+ * high-water mark. Finds a free (NULL) slot at index >= first or appends one; sets
+ * idx to it, or to -1 when out of memory. The caller holds the rank lock. */
+#define SKN_TABLE_SLOT(tab, n, first, idx)                                          \
+  do {                                                                              \
+    (idx) = -1;                                                                     \
+    for (int skn_i_ = (first); skn_i_ < (n); skn_i_++)                              \
+      if (!(tab)[skn_i_]) {                                                         \
+        (idx) = skn_i_;                                                             \
+        break;                                                                      \
+      }                                                                             \
+    if ((idx) < 0) {                                                                \
+      if ((n) == 0 || ((n) >= 8 && ((n) & ((n) - 1)) == 0)) {                       \
+        size_t skn_cap_ = (n) == 0 ? 8 : (size_t)(n) * 2;                            \
+        void *skn_p_ = realloc((tab), sizeof *(tab) * skn_cap_);                     \
+        if (!skn_p_) break;                                                         \
+        (tab) = skn_p_;                                                             \
+        for (size_t skn_j_ = (size_t)(n); skn_j_ < skn_cap_; skn_j_++) (tab)[skn_j_] = NULL; \
+      }                                                                             \
+      (idx) = (n)++;                                                                \
+    }                                                                               \
+  } while (0)
+
+/* ---------------------------------------------------------------- groups */
+
+/* An ordered set of processes, as world ranks. Handle index 0 is MPI_GROUP_NULL,
+ * 1 is MPI_GROUP_EMPTY. */
+typedef struct skn_group {
+  int size;
+  int *wranks;
+} skn_group;
+
+/* The calling rank's group for handle h, or NULL. */
+SKN_INTERNAL const skn_group *skn_api_group(skn_rank *me, MPI_Group h);
+
+/* Comm_create_group's agreement without the parent's barrier: the member of group rank
+ * 0 creates the communicator and hands it to the others through a process-wide table
+ * keyed by (parent context, tag, member list); the others wait through the scheduler.
+ * `members` are the group's ranks in group order; `my` is the caller's group rank.
+ * Returns the new communicator, or NULL when it could not be created. */
+SKN_INTERNAL skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *const *members,
+                                            const int *wranks, int my);
+
+/* ---------------------------------------------------------------- topologies */
+
+typedef struct skn_topo {
+  int kind;           /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
+  _Atomic(int) refs;  /* communicator views using it */
+  int size;           /* members of the communicator */
+  /* MPI_CART */
+  int ndims;
+  int *dims, *periods;
+  /* MPI_GRAPH, as given to MPI_Graph_create */
+  int nnodes;
+  int *index, *edges;
+  /* MPI_GRAPH and MPI_DIST_GRAPH: every member's neighbours (CSR). The in-neighbours of
+   * rank i are in[in_off[i] .. in_off[i + 1]), the out-neighbours likewise. */
+  int *in_off, *in, *out_off, *out;
+  int *inw, *outw;    /* weights, aligned with in/out; NULL when unweighted */
+  bool weighted;
+  /* For in-edge e (an index into in[]): the index within the source's out-list of the
+   * edge that feeds it (k-th occurrence matches k-th occurrence), or -1. This is what
+   * the neighbour collectives read. */
+  int *in_match;
+} skn_topo;
+
+/* Adds n references; returns t. */
+SKN_INTERNAL skn_topo *skn_topo_ref(skn_topo *t, int n);
+/* Drops one reference; frees t with the last. */
+SKN_INTERNAL void skn_topo_release(skn_topo *t);
+
+/* ---------------------------------------------------------------- attributes */
+
+#define SKN_KEYVAL_BASE 64 /* user keyvals are SKN_KEYVAL_BASE + table index */
+
+enum { SKN_KEYVAL_COMM = 1 };
+
+typedef struct skn_keyval {
+  int kind;                 /* SKN_KEYVAL_COMM */
+  MPI_Comm_copy_attr_function *copy;
+  MPI_Comm_delete_attr_function *del;
+  void *extra;
+  int refs;                 /* the handle (until freed) + attributes using it */
+  bool freed;               /* MPI_Comm_free_keyval called */
+} skn_keyval;
+
+typedef struct skn_attr {
+  struct skn_attr *next;    /* newest first */
+  int keyval;
+  void *val;
+} skn_attr;
+
+/* MPI_Comm_dup: copies from's attributes to the new view `to` through their copy
+ * callbacks. Returns MPI_SUCCESS or the first failing callback's code. */
+SKN_INTERNAL int skn_attr_copy_all(skn_rank *me, MPI_Comm oldcomm, skn_comm_view *from, skn_comm_view *to);
+/* MPI_Comm_free: runs the delete callbacks of v's attributes (newest first) and removes
+ * them. Returns MPI_SUCCESS or the first failing callback's code (the attributes after
+ * it stay). */
+SKN_INTERNAL int skn_attr_delete_all(skn_rank *me, MPI_Comm comm, skn_comm_view *v);
+/* An error code returned by a user callback, as an error class skn_api_error accepts. */
+static inline int skn_attr_errclass(int code) {
+  return code > MPI_SUCCESS && code <= MPI_ERR_LASTCODE ? code : MPI_ERR_OTHER;
+}
+
+/* ---------------------------------------------------------------- info */
+
+typedef struct skn_info {
+  int n, cap;
+  char **keys, **vals; /* in insertion order */
+} skn_info;
+
+#endif

@@ -1,0 +1,1031 @@
+/* Virtual topologies (Cartesian, graph, distributed graph) and neighbourhood collectives.
+ *
+ * A topology is shared by the members of its communicator (skn_comm.topo) and immutable:
+ * the member that creates the communicator builds it before handing the communicator to
+ * the others, so every later query reads it without locks. It counts the views that use
+ * it (objects.h); MPI_Comm_dup adds the new views, MPI_Comm_free drops one.
+ *
+ * Neighbourhood collectives use the communicator's collective slots like the other
+ * collectives (core/coll.c), not point-to-point messages: every member publishes its
+ * arguments, then each member pulls every in-neighbour's block straight from that
+ * neighbour's send buffer into its own receive buffer (one copy, no envelope, no
+ * request, no tag space to reserve), and a last barrier keeps the send buffers alive
+ * until everyone has read them. Which out-block of the source feeds which in-block is
+ * precomputed once per topology (skn_topo.in_match; k-th edge j->i matches the k-th
+ * occurrence of j among i's sources), or computed from the coordinates for Cartesian
+ * topologies (block 2d receives what the neighbour in the negative direction of
+ * dimension d sends in its block 2d+1, and vice versa, as MPI-4 specifies for
+ * periodic dimensions of size 1 or 2). The price is a barrier over the whole
+ * communicator instead of a synchronization with the neighbours only: fine for the
+ * in-process case, where a barrier costs about as much as a message. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects.h"
+
+/* ------------------------------------------------------------------ topology objects */
+
+static void topo_free(skn_topo *t) {
+  if (!t) return;
+  free(t->dims);
+  free(t->periods);
+  free(t->index);
+  free(t->edges);
+  free(t->in_off);
+  free(t->in);
+  free(t->out_off);
+  free(t->out);
+  free(t->inw);
+  free(t->outw);
+  free(t->in_match);
+  free(t);
+}
+
+skn_topo *skn_topo_ref(skn_topo *t, int n) {
+  atomic_fetch_add(&t->refs, n);
+  return t;
+}
+
+void skn_topo_release(skn_topo *t) {
+  if (atomic_fetch_sub(&t->refs, 1) == 1) topo_free(t);
+}
+
+static skn_topo *topo_new(int kind, int size) {
+  skn_topo *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->kind = kind;
+  t->size = size;
+  atomic_init(&t->refs, size);
+  return t;
+}
+
+static int *int_dup(const int *src, int n) {
+  int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  if (p && n > 0) memcpy(p, src, sizeof(int) * (size_t)n);
+  return p;
+}
+
+/* ---- Cartesian helpers (row-major: the last dimension varies fastest) */
+
+static void cart_coords_of(const skn_topo *t, int rank, int *coords) {
+  for (int d = t->ndims - 1; d >= 0; d--) {
+    coords[d] = rank % t->dims[d];
+    rank /= t->dims[d];
+  }
+}
+
+/* The rank displaced by disp along dimension d from `rank`, or MPI_PROC_NULL off a
+ * non-periodic edge. */
+static int cart_neighbor(const skn_topo *t, int rank, int d, long long disp) {
+  int stride = 1;
+  for (int e = t->ndims - 1; e > d; e--) stride *= t->dims[e];
+  int n = t->dims[d], c = (rank / stride) % n;
+  long long x = c + disp;
+  if (x < 0 || x >= n) {
+    if (!t->periods[d]) return MPI_PROC_NULL;
+    x %= n;
+    if (x < 0) x += n;
+  }
+  return rank + (int)(x - c) * stride;
+}
+
+/* ---- neighbour matching for graph topologies */
+
+typedef struct edge_rec {
+  int src, dst, seq, idx;
+} edge_rec;
+
+static int by_pair(const void *x, const void *y) {
+  const edge_rec *a = x, *b = y;
+  if (a->src != b->src) return a->src < b->src ? -1 : 1;
+  if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
+  return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Fills t->in_match from the in/out lists: edges j->d are paired in list order. */
+static bool build_match(skn_topo *t) {
+  int n = t->size, nin = t->in_off[n], nout = t->out_off[n];
+  t->in_match = malloc(sizeof(int) * (size_t)(nin > 0 ? nin : 1));
+  edge_rec *ie = malloc(sizeof *ie * (size_t)(nin > 0 ? nin : 1));
+  edge_rec *oe = malloc(sizeof *oe * (size_t)(nout > 0 ? nout : 1));
+  if (!t->in_match || !ie || !oe) {
+    free(ie);
+    free(oe);
+    return false;
+  }
+  for (int d = 0; d < n; d++)
+    for (int e = t->in_off[d]; e < t->in_off[d + 1]; e++) ie[e] = (edge_rec){t->in[e], d, e, e};
+  for (int j = 0; j < n; j++)
+    for (int e = t->out_off[j]; e < t->out_off[j + 1]; e++) oe[e] = (edge_rec){j, t->out[e], e, e - t->out_off[j]};
+  qsort(ie, (size_t)nin, sizeof *ie, by_pair);
+  qsort(oe, (size_t)nout, sizeof *oe, by_pair);
+  for (int e = 0; e < nin; e++) t->in_match[e] = -1;
+  for (int i = 0, o = 0; i < nin && o < nout;) {
+    if (ie[i].src == oe[o].src && ie[i].dst == oe[o].dst) {
+      t->in_match[ie[i].idx] = oe[o].idx;
+      i++;
+      o++;
+    } else if (ie[i].src < oe[o].src || (ie[i].src == oe[o].src && ie[i].dst < oe[o].dst)) {
+      i++;
+    } else {
+      o++;
+    }
+  }
+  free(ie);
+  free(oe);
+  return true;
+}
+
+/* ------------------------------------------------------------------ argument checks */
+
+typedef struct tctx {
+  skn_rank *me;
+  skn_comm_view *v;
+  const skn_topo *t;
+  const char *fn;
+  MPI_Comm comm;
+} tctx;
+
+/* Checks comm; with kind != 0 also that it carries a topology of that kind (kind < 0:
+ * any topology). */
+static int begin(tctx *x, const char *fn, MPI_Comm comm, int kind) {
+  x->fn = fn;
+  x->comm = comm;
+  x->me = skn_api_self(fn);
+  x->v = skn_api_comm(x->me, comm);
+  if (!x->v) return skn_api_error(x->me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+  x->t = x->v->comm->topo;
+  if (kind != 0 && (!x->t || (kind > 0 && x->t->kind != kind))) {
+    static const char *const names[] = {"", "graph", "Cartesian", "distributed graph"};
+    return skn_api_error(x->me, comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no %s topology",
+                         kind > 0 ? names[kind] : "");
+  }
+  return MPI_SUCCESS;
+}
+
+#define ARG_ERR(x, ...) skn_api_error((x)->me, (x)->comm, MPI_ERR_ARG, (x)->fn, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ creating communicators */
+
+/* Leader's part: a communicator of parent members sel[0..n) with topology t (which it
+ * takes over). NULL when out of memory (t is freed then). */
+static skn_comm *make_comm(skn_comm *c, int n, const int *sel, skn_topo *t) {
+  skn_comm *nc = NULL;
+  skn_rank **m = malloc(sizeof *m * (size_t)(n > 0 ? n : 1));
+  if (m && t) {
+    for (int i = 0; i < n; i++) m[i] = c->members[sel ? sel[i] : i];
+    nc = skn_comm_create(n, m);
+  }
+  free(m);
+  if (nc)
+    nc->topo = t;
+  else
+    topo_free(t);
+  return nc;
+}
+
+static int add_view(tctx *x, skn_comm *nc, int my_new, int errh, MPI_Comm *out) {
+  int idx = nc ? skn_rank_comm_add(x->me, nc, my_new, errh, "") : -1;
+  if (idx < 0) return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a communicator");
+  *out = SKN_HANDLE(SKN_KIND_COMM, idx);
+  return MPI_SUCCESS;
+}
+
+/* Collective over x's communicator: members sel[0..n) (parent ranks, in new order; NULL
+ * for 0..n-1) form a new communicator; my_new is the caller's new rank or -1. Several
+ * disjoint member lists may be formed at once (Cart_sub). The leader of each list
+ * (my_new == 0) passes the topology it built, or NULL if building it failed. */
+static int derive(tctx *x, int n, const int *sel, int my_new, skn_topo *t, MPI_Comm *out) {
+  skn_comm *c = x->v->comm;
+  int rank = x->v->rank, errh = x->v->errhandler;
+  skn_coll_args a = {0};
+  if (my_new == 0) a.result = make_comm(c, n, sel, t);
+  skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
+  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &a);
+  skn_comm *nc = my_new >= 0 ? c->slots[sel ? sel[0] : 0]->result : NULL;
+  skn_coll_barrier(x->me, c);
+  skn_api_leave(x->me);
+  if (my_new < 0) {
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return add_view(x, nc, my_new, errh, out);
+}
+
+/* ------------------------------------------------------------------ Cartesian */
+
+/* Checks ndims/dims/periods; *prod gets the number of processes they describe. */
+static int check_cart(tctx *x, int ndims, const int dims[], const int periods[], bool need_periods, int *prod) {
+  if (ndims < 0) return ARG_ERR(x, "ndims=%d", ndims);
+  if (ndims > 0 && (!dims || (need_periods && !periods))) return ARG_ERR(x, "dims or periods NULL");
+  long long p = 1;
+  for (int d = 0; d < ndims; d++) {
+    if (dims[d] <= 0)
+      return skn_api_error(x->me, x->comm, MPI_ERR_DIMS, x->fn, "dims[%d]=%d (must be positive)", d, dims[d]);
+    p *= dims[d];
+    if (p > x->v->comm->size)
+      return ARG_ERR(x, "the grid has more processes than the communicator (%d)", x->v->comm->size);
+  }
+  *prod = (int)p;
+  return MPI_SUCCESS;
+}
+
+static skn_topo *cart_topo(int ndims, const int *dims, const int *periods, int size) {
+  skn_topo *t = topo_new(MPI_CART, size);
+  if (!t) return NULL;
+  t->ndims = ndims;
+  t->dims = int_dup(dims, ndims);
+  t->periods = malloc(sizeof(int) * (size_t)(ndims > 0 ? ndims : 1));
+  if (!t->dims || !t->periods) {
+    topo_free(t);
+    return NULL;
+  }
+  for (int d = 0; d < ndims; d++) t->periods[d] = periods[d] != 0;
+  return t;
+}
+
+int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                     MPI_Comm *comm_cart) {
+  (void)reorder; /* every rank of a process is as close to every other: keep the order */
+  tctx x;
+  int rc, n = 0;
+  if ((rc = begin(&x, "MPI_Cart_create", comm, 0)) || (rc = check_cart(&x, ndims, dims, periods, true, &n)))
+    return rc;
+  if (!comm_cart) return ARG_ERR(&x, "comm_cart=NULL");
+  int rank = x.v->rank;
+  skn_topo *t = rank == 0 ? cart_topo(ndims, dims, periods, n) : NULL;
+  return derive(&x, n, NULL, rank < n ? rank : -1, t, comm_cart);
+}
+SKN_WEAK_ALIAS(Cart_create);
+
+/* Searches the non-increasing factorizations of R into k factors for the one with the
+ * smallest spread (first - last). divs: divisors of the original number, descending. */
+typedef struct dims_search {
+  const int *divs;
+  int ndivs, k;
+  int *cur, *best;
+  long long best_spread;
+} dims_search;
+
+static void dims_dfs(dims_search *s, int depth, int R, int prev) {
+  int left = s->k - depth;
+  if (left == 0) {
+    if (R != 1) return;
+    long long spread = s->k ? (long long)s->cur[0] - s->cur[s->k - 1] : 0;
+    if (spread < s->best_spread) {
+      s->best_spread = spread;
+      memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+    }
+    return;
+  }
+  for (int i = 0; i < s->ndivs; i++) {
+    int f = s->divs[i];
+    if (f > prev || R % f) continue;
+    /* the remaining factors are <= f: their product f^left must reach R */
+    long long pw = 1;
+    for (int j = 0; j < left && pw < R; j++) pw *= f;
+    if (pw < R) break; /* smaller f can only do worse */
+    if (depth > 0 && (long long)s->cur[0] - f >= s->best_spread) break;
+    s->cur[depth] = f;
+    dims_dfs(s, depth + 1, R / f, f);
+  }
+}
+
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  static const char fn[] = "MPI_Dims_create";
+  skn_rank *me = skn_api_self(fn);
+  if (ndims < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
+  if (nnodes <= 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "nnodes=%d", nnodes);
+  if (ndims > 0 && !dims) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "dims=NULL");
+  long long fixed = 1;
+  int nfree = 0;
+  for (int d = 0; d < ndims; d++) {
+    if (dims[d] < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_DIMS, fn, "dims[%d]=%d", d, dims[d]);
+    if (dims[d] == 0)
+      nfree++;
+    else if ((fixed *= dims[d]) > nnodes)
+      break;
+  }
+  if (nnodes % fixed || (nfree == 0 && fixed != nnodes))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_DIMS, fn,
+                         "nnodes=%d is not a multiple of the product of the given dimensions", nnodes);
+  if (nfree == 0) return MPI_SUCCESS;
+  int R = (int)(nnodes / fixed);
+  /* Divisors of R in descending order. An int has at most 1600 divisors, at most 800 of
+   * them below its square root. */
+  int lo[1024], hi[1024], divs[2048], nlo = 0, nhi = 0, nd = 0;
+  for (int f = 1; (long long)f * f <= R; f++)
+    if (R % f == 0) {
+      lo[nlo++] = f;
+      if (f != R / f) hi[nhi++] = R / f;
+    }
+  for (int i = 0; i < nhi; i++) divs[nd++] = hi[i]; /* descending already */
+  for (int i = nlo - 1; i >= 0; i--) divs[nd++] = lo[i];
+  int *cur = malloc(sizeof(int) * (size_t)nfree), *best = malloc(sizeof(int) * (size_t)nfree);
+  if (!cur || !best) {
+    free(cur);
+    free(best);
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  }
+  dims_search s = {divs, nd, nfree, cur, best, (long long)1 << 62};
+  dims_dfs(&s, 0, R, R);
+  for (int d = 0, j = 0; d < ndims; d++)
+    if (dims[d] == 0) dims[d] = best[j++];
+  free(cur);
+  free(best);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Dims_create);
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cart_coords", comm, MPI_CART))) return rc;
+  if (rank < 0 || rank >= x.v->comm->size)
+    return skn_api_error(x.me, comm, MPI_ERR_RANK, x.fn, "rank=%d (communicator size %d)", rank, x.v->comm->size);
+  if (maxdims < x.t->ndims) return ARG_ERR(&x, "maxdims=%d (the topology has %d dimensions)", maxdims, x.t->ndims);
+  if (x.t->ndims > 0 && !coords) return ARG_ERR(&x, "coords=NULL");
+  cart_coords_of(x.t, rank, coords);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cart_coords);
+
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cart_rank", comm, MPI_CART))) return rc;
+  if (!rank || (x.t->ndims > 0 && !coords)) return ARG_ERR(&x, "coords or rank NULL");
+  int r = 0;
+  for (int d = 0; d < x.t->ndims; d++) {
+    int n = x.t->dims[d], c = coords[d];
+    if (c < 0 || c >= n) {
+      if (!x.t->periods[d])
+        return skn_api_error(x.me, comm, MPI_ERR_RANK, x.fn,
+                             "coords[%d]=%d is outside the non-periodic dimension of size %d", d, c, n);
+      c %= n;
+      if (c < 0) c += n;
+    }
+    r = r * n + c;
+  }
+  *rank = r;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cart_rank);
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cart_shift", comm, MPI_CART))) return rc;
+  if (direction < 0 || direction >= x.t->ndims)
+    return ARG_ERR(&x, "direction=%d (the topology has %d dimensions)", direction, x.t->ndims);
+  if (!rank_source || !rank_dest) return ARG_ERR(&x, "rank_source or rank_dest NULL");
+  int me = x.v->rank;
+  *rank_source = cart_neighbor(x.t, me, direction, -(long long)disp);
+  *rank_dest = cart_neighbor(x.t, me, direction, disp);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cart_shift);
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cart_sub", comm, MPI_CART))) return rc;
+  const skn_topo *t = x.t;
+  if ((t->ndims > 0 && !remain_dims) || !newcomm) return ARG_ERR(&x, "remain_dims or newcomm NULL");
+  int n = t->size, nd = t->ndims, me = x.v->rank;
+  int *cme = malloc(sizeof(int) * (size_t)(nd + 1)), *cp = malloc(sizeof(int) * (size_t)(nd + 1));
+  int *sel = malloc(sizeof(int) * (size_t)n);
+  if (!cme || !cp || !sel) {
+    free(cme);
+    free(cp);
+    free(sel);
+    return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
+  }
+  /* my sub-grid: the ranks whose coordinates in the dropped dimensions equal mine, in
+   * rank order (which is row-major order over the kept dimensions) */
+  cart_coords_of(t, me, cme);
+  int m = 0, my_new = -1;
+  for (int p = 0; p < n; p++) {
+    cart_coords_of(t, p, cp);
+    bool same = true;
+    for (int d = 0; d < nd && same; d++)
+      if (!remain_dims[d] && cp[d] != cme[d]) same = false;
+    if (!same) continue;
+    if (p == me) my_new = m;
+    sel[m++] = p;
+  }
+  skn_topo *nt = NULL;
+  if (my_new == 0) {
+    int kd = 0;
+    for (int d = 0; d < nd; d++)
+      if (remain_dims[d]) {
+        cme[kd] = t->dims[d];
+        cp[kd++] = t->periods[d];
+      }
+    nt = cart_topo(kd, cme, cp, m);
+  }
+  rc = derive(&x, m, sel, my_new, nt, newcomm);
+  free(cme);
+  free(cp);
+  free(sel);
+  return rc;
+}
+SKN_WEAK_ALIAS(Cart_sub);
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cart_get", comm, MPI_CART))) return rc;
+  if (maxdims < 0) return ARG_ERR(&x, "maxdims=%d", maxdims);
+  int nd = x.t->ndims < maxdims ? x.t->ndims : maxdims;
+  if (nd > 0 && (!dims || !periods || !coords)) return ARG_ERR(&x, "dims, periods or coords NULL");
+  int c[nd > 0 ? x.t->ndims : 1];
+  if (nd > 0) cart_coords_of(x.t, x.v->rank, c);
+  for (int d = 0; d < nd; d++) {
+    dims[d] = x.t->dims[d];
+    periods[d] = x.t->periods[d];
+    coords[d] = c[d];
+  }
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cart_get);
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Cartdim_get", comm, MPI_CART))) return rc;
+  if (!ndims) return ARG_ERR(&x, "ndims=NULL");
+  *ndims = x.t->ndims;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cartdim_get);
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+  tctx x;
+  int rc, n = 0;
+  if ((rc = begin(&x, "MPI_Cart_map", comm, 0)) || (rc = check_cart(&x, ndims, dims, periods, false, &n))) return rc;
+  if (!newrank) return ARG_ERR(&x, "newrank=NULL");
+  *newrank = x.v->rank < n ? x.v->rank : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Cart_map);
+
+/* ------------------------------------------------------------------ graphs */
+
+static int check_graph(tctx *x, int nnodes, const int index[], const int edges[]) {
+  if (nnodes < 0 || nnodes > x->v->comm->size)
+    return ARG_ERR(x, "nnodes=%d (communicator size %d)", nnodes, x->v->comm->size);
+  if (nnodes > 0 && !index) return ARG_ERR(x, "index=NULL");
+  for (int i = 0; i < nnodes; i++)
+    if (index[i] < (i ? index[i - 1] : 0)) return ARG_ERR(x, "index[%d]=%d is not a valid running total", i, index[i]);
+  int ne = nnodes > 0 ? index[nnodes - 1] : 0;
+  if (ne > 0 && !edges) return ARG_ERR(x, "edges=NULL");
+  for (int e = 0; e < ne; e++)
+    if (edges[e] < 0 || edges[e] >= nnodes) return ARG_ERR(x, "edges[%d]=%d (nnodes %d)", e, edges[e], nnodes);
+  return MPI_SUCCESS;
+}
+
+static skn_topo *graph_topo(int nnodes, const int *index, const int *edges) {
+  skn_topo *t = topo_new(MPI_GRAPH, nnodes);
+  if (!t) return NULL;
+  int ne = index[nnodes - 1];
+  t->nnodes = nnodes;
+  t->index = int_dup(index, nnodes);
+  t->edges = int_dup(edges, ne);
+  t->in_off = malloc(sizeof(int) * (size_t)(nnodes + 1));
+  t->out_off = malloc(sizeof(int) * (size_t)(nnodes + 1));
+  t->in = int_dup(edges, ne);
+  t->out = int_dup(edges, ne);
+  if (!t->index || !t->edges || !t->in_off || !t->out_off || !t->in || !t->out) goto fail;
+  t->in_off[0] = t->out_off[0] = 0;
+  for (int i = 0; i < nnodes; i++) t->in_off[i + 1] = t->out_off[i + 1] = index[i];
+  if (!build_match(t)) goto fail;
+  return t;
+fail:
+  topo_free(t);
+  return NULL;
+}
+
+int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                      MPI_Comm *comm_graph) {
+  (void)reorder;
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graph_create", comm, 0)) || (rc = check_graph(&x, nnodes, index, edges))) return rc;
+  if (!comm_graph) return ARG_ERR(&x, "comm_graph=NULL");
+  if (nnodes == 0) { /* an empty graph: MPI_COMM_NULL everywhere, nothing to agree on */
+    *comm_graph = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  int rank = x.v->rank;
+  skn_topo *t = rank == 0 ? graph_topo(nnodes, index, edges) : NULL;
+  return derive(&x, nnodes, NULL, rank < nnodes ? rank : -1, t, comm_graph);
+}
+SKN_WEAK_ALIAS(Graph_create);
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graph_get", comm, MPI_GRAPH))) return rc;
+  if (maxindex < 0 || maxedges < 0) return ARG_ERR(&x, "maxindex=%d maxedges=%d", maxindex, maxedges);
+  int ni = x.t->nnodes < maxindex ? x.t->nnodes : maxindex, ne0 = x.t->index[x.t->nnodes - 1];
+  int ne = ne0 < maxedges ? ne0 : maxedges;
+  if ((ni > 0 && !index) || (ne > 0 && !edges)) return ARG_ERR(&x, "index or edges NULL");
+  if (ni > 0) memcpy(index, x.t->index, sizeof(int) * (size_t)ni);
+  if (ne > 0) memcpy(edges, x.t->edges, sizeof(int) * (size_t)ne);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Graph_get);
+
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graphdims_get", comm, MPI_GRAPH))) return rc;
+  if (!nnodes || !nedges) return ARG_ERR(&x, "nnodes or nedges NULL");
+  *nnodes = x.t->nnodes;
+  *nedges = x.t->index[x.t->nnodes - 1];
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Graphdims_get);
+
+static int graph_rank(tctx *x, int rank) {
+  if (rank < 0 || rank >= x->t->nnodes)
+    return skn_api_error(x->me, x->comm, MPI_ERR_RANK, x->fn, "rank=%d (nnodes %d)", rank, x->t->nnodes);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graph_neighbors_count", comm, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
+  if (!nneighbors) return ARG_ERR(&x, "nneighbors=NULL");
+  *nneighbors = x.t->out_off[rank + 1] - x.t->out_off[rank];
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Graph_neighbors_count);
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graph_neighbors", comm, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
+  if (maxneighbors < 0) return ARG_ERR(&x, "maxneighbors=%d", maxneighbors);
+  int deg = x.t->out_off[rank + 1] - x.t->out_off[rank], n = deg < maxneighbors ? deg : maxneighbors;
+  if (n > 0 && !neighbors) return ARG_ERR(&x, "neighbors=NULL");
+  if (n > 0) memcpy(neighbors, x.t->out + x.t->out_off[rank], sizeof(int) * (size_t)n);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Graph_neighbors);
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Graph_map", comm, 0)) || (rc = check_graph(&x, nnodes, index, edges))) return rc;
+  if (!newrank) return ARG_ERR(&x, "newrank=NULL");
+  *newrank = x.v->rank < nnodes ? x.v->rank : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Graph_map);
+
+/* ------------------------------------------------------------------ distributed graphs */
+
+static bool has_weights(const int *w) { return w != MPI_UNWEIGHTED; }
+static bool readable_weights(const int *w) { return w && w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY; }
+
+/* What each member contributes, published through its collective slot (sbuf). */
+typedef struct dg_args {
+  bool adjacent;
+  /* adjacent */
+  int indeg, outdeg;
+  const int *sources, *sw, *dests, *dw;
+  /* general */
+  int n;
+  const int *srcs, *degrees, *targets, *weights;
+} dg_args;
+
+static int check_ranks_list(tctx *x, const char *what, int n, const int *list) {
+  if (n > 0 && !list) return ARG_ERR(x, "%s=NULL", what);
+  for (int i = 0; i < n; i++)
+    if (list[i] < 0 || list[i] >= x->v->comm->size)
+      return skn_api_error(x->me, x->comm, MPI_ERR_RANK, x->fn, "%s[%d]=%d (communicator size %d)", what, i, list[i],
+                           x->v->comm->size);
+  return MPI_SUCCESS;
+}
+
+/* Rank 0 of the parent: builds the topology from every member's contribution. */
+static skn_topo *dist_topo(skn_comm *c) {
+  int n = c->size;
+  skn_topo *t = topo_new(MPI_DIST_GRAPH, n);
+  if (!t) return NULL;
+  bool weighted = false;
+  for (int j = 0; j < n; j++) {
+    const dg_args *g = c->slots[j]->sbuf;
+    if (g->adjacent ? (has_weights(g->sw) || has_weights(g->dw)) : has_weights(g->weights)) weighted = true;
+  }
+  t->weighted = weighted;
+  t->in_off = calloc((size_t)n + 1, sizeof(int));
+  t->out_off = calloc((size_t)n + 1, sizeof(int));
+  if (!t->in_off || !t->out_off) goto fail;
+  /* count */
+  for (int j = 0; j < n; j++) {
+    const dg_args *g = c->slots[j]->sbuf;
+    if (g->adjacent) {
+      t->in_off[j + 1] += g->indeg;
+      t->out_off[j + 1] += g->outdeg;
+    } else {
+      for (int i = 0, k = 0; i < g->n; k += g->degrees[i++])
+        for (int e = 0; e < g->degrees[i]; e++) {
+          t->out_off[g->srcs[i] + 1]++;
+          t->in_off[g->targets[k + e] + 1]++;
+        }
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    t->in_off[j + 1] += t->in_off[j];
+    t->out_off[j + 1] += t->out_off[j];
+  }
+  int nin = t->in_off[n], nout = t->out_off[n];
+  t->in = malloc(sizeof(int) * (size_t)(nin ? nin : 1));
+  t->out = malloc(sizeof(int) * (size_t)(nout ? nout : 1));
+  if (!t->in || !t->out) goto fail;
+  if (weighted) {
+    t->inw = malloc(sizeof(int) * (size_t)(nin ? nin : 1));
+    t->outw = malloc(sizeof(int) * (size_t)(nout ? nout : 1));
+    if (!t->inw || !t->outw) goto fail;
+  }
+  /* fill, in contribution order */
+  int *fin = malloc(sizeof(int) * (size_t)n), *fout = malloc(sizeof(int) * (size_t)n);
+  if (!fin || !fout) {
+    free(fin);
+    free(fout);
+    goto fail;
+  }
+  memcpy(fin, t->in_off, sizeof(int) * (size_t)n);
+  memcpy(fout, t->out_off, sizeof(int) * (size_t)n);
+  for (int j = 0; j < n; j++) {
+    const dg_args *g = c->slots[j]->sbuf;
+    if (g->adjacent) {
+      for (int i = 0; i < g->indeg; i++) {
+        if (weighted) t->inw[fin[j]] = readable_weights(g->sw) ? g->sw[i] : 1;
+        t->in[fin[j]++] = g->sources[i];
+      }
+      for (int i = 0; i < g->outdeg; i++) {
+        if (weighted) t->outw[fout[j]] = readable_weights(g->dw) ? g->dw[i] : 1;
+        t->out[fout[j]++] = g->dests[i];
+      }
+    } else {
+      for (int i = 0, k = 0; i < g->n; k += g->degrees[i++])
+        for (int e = 0; e < g->degrees[i]; e++) {
+          int s = g->srcs[i], d = g->targets[k + e];
+          int w = weighted && readable_weights(g->weights) ? g->weights[k + e] : 1;
+          if (weighted) {
+            t->outw[fout[s]] = w;
+            t->inw[fin[d]] = w;
+          }
+          t->out[fout[s]++] = d;
+          t->in[fin[d]++] = s;
+        }
+    }
+  }
+  free(fin);
+  free(fout);
+  if (!build_match(t)) goto fail;
+  return t;
+fail:
+  topo_free(t);
+  return NULL;
+}
+
+/* Collective over x's communicator: gathers every member's contribution (published in
+ * the slots), rank 0 builds the topology and the communicator, everyone picks it up. */
+static int dist_create(tctx *x, dg_args *mine, MPI_Comm *out) {
+  skn_comm *c = x->v->comm;
+  int rank = x->v->rank, errh = x->v->errhandler;
+  skn_coll_args a = {.sbuf = mine};
+  skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
+  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &a);
+  if (rank == 0) a.result = make_comm(c, c->size, NULL, dist_topo(c));
+  skn_coll_barrier(x->me, c); /* rank 0 has built it; the contributions are no longer read */
+  skn_comm *nc = c->slots[0]->result;
+  skn_coll_barrier(x->me, c); /* rank 0's slot is no longer read */
+  skn_api_leave(x->me);
+  return add_view(x, nc, rank, errh, out);
+}
+
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                                    int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                    int reorder, MPI_Comm *comm_dist_graph) {
+  (void)info;
+  (void)reorder;
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_create_adjacent", comm, 0))) return rc;
+  if (indegree < 0 || outdegree < 0) return ARG_ERR(&x, "indegree=%d outdegree=%d", indegree, outdegree);
+  if ((rc = check_ranks_list(&x, "sources", indegree, sources)) ||
+      (rc = check_ranks_list(&x, "destinations", outdegree, destinations)))
+    return rc;
+  if ((indegree > 0 && !sourceweights) || (outdegree > 0 && !destweights))
+    return ARG_ERR(&x, "weights NULL (use MPI_UNWEIGHTED)");
+  if ((indegree > 0 && sourceweights == MPI_WEIGHTS_EMPTY) || (outdegree > 0 && destweights == MPI_WEIGHTS_EMPTY))
+    return ARG_ERR(&x, "MPI_WEIGHTS_EMPTY with a nonzero degree");
+  if (!comm_dist_graph) return ARG_ERR(&x, "comm_dist_graph=NULL");
+  dg_args g = {.adjacent = true, .indeg = indegree, .outdeg = outdegree, .sources = sources,
+               .sw = sourceweights, .dests = destinations, .dw = destweights};
+  return dist_create(&x, &g, comm_dist_graph);
+}
+SKN_WEAK_ALIAS(Dist_graph_create_adjacent);
+
+int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+                           const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
+  (void)info;
+  (void)reorder;
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_create", comm, 0))) return rc;
+  if (n < 0) return ARG_ERR(&x, "n=%d", n);
+  if (n > 0 && !degrees) return ARG_ERR(&x, "degrees=NULL");
+  if ((rc = check_ranks_list(&x, "sources", n, sources))) return rc;
+  long long ne = 0;
+  for (int i = 0; i < n; i++) {
+    if (degrees[i] < 0) return ARG_ERR(&x, "degrees[%d]=%d", i, degrees[i]);
+    ne += degrees[i];
+  }
+  if (ne > 0x7fffffff) return ARG_ERR(&x, "too many edges");
+  if ((rc = check_ranks_list(&x, "destinations", (int)ne, destinations))) return rc;
+  if (ne > 0 && (!weights || weights == MPI_WEIGHTS_EMPTY)) return ARG_ERR(&x, "weights NULL or MPI_WEIGHTS_EMPTY");
+  if (!comm_dist_graph) return ARG_ERR(&x, "comm_dist_graph=NULL");
+  dg_args g = {.adjacent = false, .n = n, .srcs = sources, .degrees = degrees, .targets = destinations,
+               .weights = weights};
+  return dist_create(&x, &g, comm_dist_graph);
+}
+SKN_WEAK_ALIAS(Dist_graph_create);
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_neighbors_count", comm, MPI_DIST_GRAPH))) return rc;
+  if (!indegree || !outdegree || !weighted) return ARG_ERR(&x, "an output argument is NULL");
+  int r = x.v->rank;
+  *indegree = x.t->in_off[r + 1] - x.t->in_off[r];
+  *outdegree = x.t->out_off[r + 1] - x.t->out_off[r];
+  *weighted = x.t->weighted;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Dist_graph_neighbors_count);
+
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
+                              int destinations[], int destweights[]) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_neighbors", comm, MPI_DIST_GRAPH))) return rc;
+  if (maxindegree < 0 || maxoutdegree < 0) return ARG_ERR(&x, "maxindegree=%d maxoutdegree=%d", maxindegree, maxoutdegree);
+  const skn_topo *t = x.t;
+  int r = x.v->rank;
+  int nin = t->in_off[r + 1] - t->in_off[r], nout = t->out_off[r + 1] - t->out_off[r];
+  if (nin > maxindegree) nin = maxindegree;
+  if (nout > maxoutdegree) nout = maxoutdegree;
+  if ((nin > 0 && !sources) || (nout > 0 && !destinations)) return ARG_ERR(&x, "sources or destinations NULL");
+  for (int i = 0; i < nin; i++) {
+    sources[i] = t->in[t->in_off[r] + i];
+    if (t->weighted && readable_weights(sourceweights)) sourceweights[i] = t->inw[t->in_off[r] + i];
+  }
+  for (int i = 0; i < nout; i++) {
+    destinations[i] = t->out[t->out_off[r] + i];
+    if (t->weighted && readable_weights(destweights)) destweights[i] = t->outw[t->out_off[r] + i];
+  }
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Dist_graph_neighbors);
+
+int PMPI_Topo_test(MPI_Comm comm, int *status) {
+  tctx x;
+  int rc;
+  if ((rc = begin(&x, "MPI_Topo_test", comm, 0))) return rc;
+  if (!status) return ARG_ERR(&x, "status=NULL");
+  *status = x.t ? x.t->kind : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Topo_test);
+
+/* ------------------------------------------------------------------ neighbourhood collectives */
+
+static int in_degree(const skn_topo *t, int rank) {
+  return t->kind == MPI_CART ? 2 * t->ndims : t->in_off[rank + 1] - t->in_off[rank];
+}
+static int out_degree(const skn_topo *t, int rank) {
+  return t->kind == MPI_CART ? 2 * t->ndims : t->out_off[rank + 1] - t->out_off[rank];
+}
+
+/* In-neighbour k of rank: its rank (negative: none) and the index of its out-block
+ * that feeds block k. */
+static int in_source(const skn_topo *t, int rank, int k, int *m) {
+  if (t->kind == MPI_CART) {
+    int d = k / 2, s = k % 2;
+    *m = 2 * d + 1 - s;
+    return cart_neighbor(t, rank, d, s ? 1 : -1);
+  }
+  int e = t->in_off[rank] + k;
+  *m = t->in_match[e];
+  return *m < 0 ? -1 : t->in[e];
+}
+
+enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW };
+
+/* What a member publishes: the common arguments plus the byte displacements of the w
+ * variant. The slot holds &nb_args.a. */
+typedef struct nb_args {
+  skn_coll_args a;
+  const MPI_Aint *sdw, *rdw;
+} nb_args;
+
+static inline char *at_elems(const void *buf, long long n, const skn_dtype *t) {
+  return (char *)(uintptr_t)buf + (ptrdiff_t)n * t->extent;
+}
+
+static void nb_run(tctx *x, int kind, nb_args *my) {
+  skn_comm *c = x->v->comm;
+  const skn_topo *t = x->t;
+  int rank = x->v->rank, indeg = in_degree(t, rank);
+  skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
+  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(c, rank, &my->a);
+  const skn_coll_args *a = &my->a;
+  for (int k = 0; k < indeg; k++) {
+    int m, j = in_source(t, rank, k, &m);
+    if (j < 0) continue;
+    const nb_args *s = (const nb_args *)c->slots[j];
+    const skn_coll_args *sa = &s->a;
+    const void *src;
+    size_t scnt;
+    const skn_dtype *st = sa->st;
+    switch (kind) {
+    case NB_ALLGATHER:
+    case NB_ALLGATHERV:
+      src = sa->sbuf;
+      scnt = sa->scount;
+      break;
+    case NB_ALLTOALL:
+      src = at_elems(sa->sbuf, (long long)m * (long long)sa->scount, st);
+      scnt = sa->scount;
+      break;
+    case NB_ALLTOALLV:
+      src = at_elems(sa->sbuf, sa->sdispls[m], st);
+      scnt = (size_t)sa->scounts[m];
+      break;
+    default:
+      st = sa->sts[m];
+      src = (const char *)sa->sbuf + s->sdw[m];
+      scnt = (size_t)sa->scounts[m];
+      break;
+    }
+    void *dst;
+    size_t dcnt;
+    const skn_dtype *rt = a->rt;
+    switch (kind) {
+    case NB_ALLGATHER:
+    case NB_ALLTOALL:
+      dst = at_elems(a->rbuf, (long long)k * (long long)a->rcount, rt);
+      dcnt = a->rcount;
+      break;
+    case NB_ALLGATHERV:
+    case NB_ALLTOALLV:
+      dst = at_elems(a->rbuf, a->rdispls[k], rt);
+      dcnt = (size_t)a->rcounts[k];
+      break;
+    default:
+      rt = a->rts[k];
+      dst = (char *)a->rbuf + my->rdw[k];
+      dcnt = (size_t)a->rcounts[k];
+      break;
+    }
+    if (scnt && dcnt) skn_dt_copy(dst, dcnt, rt, src, scnt, st);
+  }
+  skn_coll_barrier(x->me, c); /* nobody reads our send buffer any more */
+  skn_api_leave(x->me);
+}
+
+static int nb_begin(tctx *x, const char *fn, MPI_Comm comm) { return begin(x, fn, comm, -1); }
+
+static int nb_type(tctx *x, const char *what, MPI_Datatype dt, const skn_dtype **t) {
+  *t = skn_api_dtype(x->me, dt);
+  if (!*t) return skn_api_error(x->me, x->comm, MPI_ERR_TYPE, x->fn, "%s=%#x", what, (unsigned)dt);
+  return MPI_SUCCESS;
+}
+
+static int nb_count(tctx *x, const char *what, int count) {
+  if (count < 0) return skn_api_error(x->me, x->comm, MPI_ERR_COUNT, x->fn, "%s=%d", what, count);
+  return MPI_SUCCESS;
+}
+
+static int nb_counts(tctx *x, const char *what, int n, const int *counts, const void *displs) {
+  if (n > 0 && (!counts || !displs)) return ARG_ERR(x, "%s counts or displacements NULL", what);
+  for (int i = 0; i < n; i++)
+    if (counts[i] < 0) return skn_api_error(x->me, x->comm, MPI_ERR_COUNT, x->fn, "%s[%d]=%d", what, i, counts[i]);
+  return MPI_SUCCESS;
+}
+
+static int nb_sendbuf(tctx *x, const void *buf) {
+  if (buf == MPI_IN_PLACE)
+    return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "MPI_IN_PLACE is not allowed here");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  tctx x;
+  const skn_dtype *st, *rt;
+  int rc;
+  if ((rc = nb_begin(&x, "MPI_Neighbor_allgather", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
+      (rc = nb_count(&x, "sendcount", sendcount)) || (rc = nb_count(&x, "recvcount", recvcount)) ||
+      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
+    return rc;
+  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
+                     .rcount = (size_t)recvcount, .rt = rt}};
+  nb_run(&x, NB_ALLGATHER, &a);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Neighbor_allgather);
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  tctx x;
+  const skn_dtype *st, *rt;
+  int rc;
+  if ((rc = nb_begin(&x, "MPI_Neighbor_allgatherv", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
+      (rc = nb_count(&x, "sendcount", sendcount)) ||
+      (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, displs)) ||
+      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
+    return rc;
+  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
+                     .rcounts = recvcounts, .rdispls = displs, .rt = rt}};
+  nb_run(&x, NB_ALLGATHERV, &a);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Neighbor_allgatherv);
+
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  tctx x;
+  const skn_dtype *st, *rt;
+  int rc;
+  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoall", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
+      (rc = nb_count(&x, "sendcount", sendcount)) || (rc = nb_count(&x, "recvcount", recvcount)) ||
+      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
+    return rc;
+  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
+                     .rcount = (size_t)recvcount, .rt = rt}};
+  nb_run(&x, NB_ALLTOALL, &a);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Neighbor_alltoall);
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  tctx x;
+  const skn_dtype *st, *rt;
+  int rc;
+  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoallv", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
+      (rc = nb_counts(&x, "sendcounts", out_degree(x.t, x.v->rank), sendcounts, sdispls)) ||
+      (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, rdispls)) ||
+      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
+    return rc;
+  nb_args a = {.a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .st = st, .rbuf = recvbuf,
+                     .rcounts = recvcounts, .rdispls = rdispls, .rt = rt}};
+  nb_run(&x, NB_ALLTOALLV, &a);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Neighbor_alltoallv);
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  tctx x;
+  int rc;
+  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoallw", comm)) || (rc = nb_sendbuf(&x, sendbuf))) return rc;
+  int outdeg = out_degree(x.t, x.v->rank), indeg = in_degree(x.t, x.v->rank);
+  if ((rc = nb_counts(&x, "sendcounts", outdeg, sendcounts, sdispls)) ||
+      (rc = nb_counts(&x, "recvcounts", indeg, recvcounts, rdispls)))
+    return rc;
+  if ((outdeg > 0 && !sendtypes) || (indeg > 0 && !recvtypes)) return ARG_ERR(&x, "sendtypes or recvtypes NULL");
+  const skn_dtype **sts = malloc(sizeof *sts * (size_t)(outdeg + 1)), **rts = malloc(sizeof *rts * (size_t)(indeg + 1));
+  if (!sts || !rts) {
+    free(sts);
+    free(rts);
+    return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
+  }
+  for (int i = 0; i < outdeg && rc == MPI_SUCCESS; i++) rc = nb_type(&x, "sendtypes[i]", sendtypes[i], &sts[i]);
+  for (int i = 0; i < indeg && rc == MPI_SUCCESS; i++) rc = nb_type(&x, "recvtypes[i]", recvtypes[i], &rts[i]);
+  if (rc == MPI_SUCCESS) {
+    nb_args a = {.a = {.sbuf = sendbuf, .scounts = sendcounts, .sts = sts, .rbuf = recvbuf, .rcounts = recvcounts,
+                       .rts = rts},
+                 .sdw = sdispls,
+                 .rdw = rdispls};
+    nb_run(&x, NB_ALLTOALLW, &a);
+  }
+  free(sts);
+  free(rts);
+  return rc;
+}
+SKN_WEAK_ALIAS(Neighbor_alltoallw);
