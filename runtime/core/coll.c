@@ -182,8 +182,23 @@ static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi)
   *hi = count * (size_t)(i + 1) / (size_t)parts;
 }
 
+/* Small allreduce: every member reduces the whole vector itself, which saves the
+ * barrier between the parallel chunks and their exchange. */
+#define SKN_SMALL_ALLREDUCE 2048 /* bytes */
+
+static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_publish(c, rank, a);
+  char acc[SKN_SMALL_ALLREDUCE];
+  reduce_range(c, a, c->size - 1, 0, a->scount, acc, input_of);
+  if (a->sbuf != MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
+  skn_coll_barrier(NULL, c); /* our input is no longer read by anyone */
+  if (a->sbuf == MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
+  return SKN_OK;
+}
+
 /* Reduce / Allreduce: member i reduces chunk i of every input, in parallel. */
 skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
+  if (all && span_of(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
   skn_coll_publish(c, rank, a);
   size_t lo, hi;
   chunk(a->scount, c->size, rank, &lo, &hi);

@@ -100,9 +100,13 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     return;
   }
 
-  /* Unexpected. Choose how the data travels. */
+  /* Unexpected. Choose how the data travels. A nonblocking send goes by reference past
+   * the tiny size: its owner waits for it anyway, so the receiver's single copy beats
+   * copying twice through an eager buffer. Blocking sends are buffered up to the eager
+   * limit so that "everybody sends, then receives" codes do not deadlock. */
   uint8_t proto = SKN_PROTO_RNDV;
-  if (m->mode != SKN_MODE_SYNC && bytes <= skn_job_g.eager_limit &&
+  size_t buffered_limit = sreq ? SKN_CELL_SIZE : skn_job_g.eager_limit;
+  if (m->mode != SKN_MODE_SYNC && bytes <= buffered_limit &&
       mq->buffered + sizeof(skn_req) + bytes <= skn_job_g.buffer_budget)
     proto = bytes <= SKN_CELL_SIZE ? SKN_PROTO_INLINE : SKN_PROTO_EAGER;
 

@@ -200,26 +200,23 @@ TEST(Match, SynchronousSendWaitsForTheReceiver) {
 }
 
 TEST(Match, BufferBudgetBoundsUnexpectedData) {
-  // With a 64 KiB budget, 1000 unexpected 1 KiB sends cannot all complete early.
+  // Blocking 1 KiB sends are buffered until the 64 KiB budget is used up; then the
+  // sender blocks (by-reference) until the receiver, which starts late, takes them.
   const size_t budget = 64 << 10;
   size_t peak = 0;
-  int completed_early = 0;
+  std::atomic<int> sent{0};
+  int sent_when_receiving_began = -1;
   skntest::run_ranks(2, 1, [&](skn_rank *me) {
     std::vector<char> buf(1024, 'x');
     if (me->world_rank == 0) {
-      std::vector<skn_req *> reqs;
       for (int i = 0; i < 1000; i++) {
-        skn_req *s = skn_req_alloc(me);
-        skn_msg m = msg_to(me, 1, buf.data(), buf.size(), BYTE, 0);
-        skn_p2p_send(me, &m, s);
-        completed_early += skn_req_done(s);
+        send(me, 1, buf.data(), buf.size(), BYTE, 0);
         size_t b = skn_job_g.ranks[1]->mq.buffered;
         if (b > peak) peak = b;
-        reqs.push_back(s);
+        sent++;
       }
-      for (auto *s : reqs) { skn_req_wait(s); skn_req_release(s); }
     } else {
-      while (skn_job_g.ranks[0]->req_count < 1000) skn_sched_yield();
+      sent_when_receiving_began = sent.load();
       for (int i = 0; i < 1000; i++) {
         skn_req *r = post_recv(me, buf.data(), buf.size(), BYTE, 0, 0);
         skn_req_wait(r);
@@ -229,8 +226,31 @@ TEST(Match, BufferBudgetBoundsUnexpectedData) {
     }
   }, 64 << 10, budget);
   EXPECT_LE(peak, budget);
-  EXPECT_GT(completed_early, 0);
-  EXPECT_LT(completed_early, 1000);
+  EXPECT_GT(sent_when_receiving_began, 0);     // some sends completed early (buffered)
+  EXPECT_LT(sent_when_receiving_began, 1000);  // but the budget stopped the flood
+  EXPECT_EQ(sent.load(), 1000);
+}
+
+TEST(Match, NonblockingSendsGoByReferenceAboveTheCell) {
+  // An Isend larger than a cell completes only when matched: one copy, by the receiver.
+  skntest::run_ranks(2, 1, [&](skn_rank *me) {
+    std::vector<char> buf(4096, 'y');
+    if (me->world_rank == 0) {
+      skn_req *s = skn_req_alloc(me);
+      skn_msg m = msg_to(me, 1, buf.data(), buf.size(), BYTE, 0);
+      skn_p2p_send(me, &m, s);
+      EXPECT_FALSE(skn_req_done(s));
+      EXPECT_EQ(skn_job_g.ranks[1]->mq.buffered, 0u);
+      skn_req_wait(s);
+      skn_req_release(s);
+    } else {
+      std::vector<char> in(4096, 0);
+      skn_req *r = post_recv(me, in.data(), in.size(), BYTE, 0, 0);
+      skn_req_wait(r);
+      EXPECT_EQ(in[4095], 'y');
+      skn_req_release(r);
+    }
+  });
 }
 
 TEST(Match, ProbeWaitWakesWhenAMessageArrives) {
