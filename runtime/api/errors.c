@@ -78,6 +78,7 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
 }
 
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
+  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
   skn_comm_view *v = skn_api_comm(me, comm);
   if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
   int h = v->errhandler;

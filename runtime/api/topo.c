@@ -156,8 +156,8 @@ static int begin(tctx *x, const char *fn, MPI_Comm comm, int kind) {
   if (!x->v) return skn_api_error(x->me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
   x->t = x->v->comm->topo;
   if (kind != 0 && (!x->t || (kind > 0 && x->t->kind != kind))) {
-    static const char *const names[] = {"", "graph", "Cartesian", "distributed graph"};
-    return skn_api_error(x->me, comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no %s topology",
+    static const char *const names[] = {"", "graph ", "Cartesian ", "distributed graph "};
+    return skn_api_error(x->me, comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no %stopology",
                          kind > 0 ? names[kind] : "");
   }
   return MPI_SUCCESS;
@@ -589,7 +589,11 @@ SKN_WEAK_ALIAS(Graph_map);
 
 /* ------------------------------------------------------------------ distributed graphs */
 
-static bool has_weights(const int *w) { return w != MPI_UNWEIGHTED; }
+const int MPIX_WEIGHT_SENTINELS[2] = {0, 0};
+
+/* A contribution makes the graph weighted unless it says MPI_UNWEIGHTED (or, leniently,
+ * NULL with no edges); MPI_WEIGHTS_EMPTY is "weighted, no edges". */
+static bool has_weights(const int *w) { return w && w != MPI_UNWEIGHTED; }
 static bool readable_weights(const int *w) { return w && w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY; }
 
 /* What each member contributes, published through its collective slot (sbuf). */

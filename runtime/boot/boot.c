@@ -59,9 +59,16 @@ static char **copy_argv(int argc, char **argv) {
   return v;
 }
 
+static void free_argv(char **v) {
+  for (char **p = v; *p; p++) free(*p);
+  free(v);
+}
+
 static void rank_main(void *arg) {
   skn_rank *r = arg;
-  int code = B.user_main(B.argc, copy_argv(B.argc, B.argv), B.envp);
+  char **argv = copy_argv(B.argc, B.argv);
+  int code = B.user_main(B.argc, argv, B.envp);
+  free_argv(argv); /* a rank ended by exit() keeps its copy, as a process would */
   rank_end(r, code);
 }
 

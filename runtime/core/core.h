@@ -81,6 +81,10 @@ typedef struct skn_dtype {
   const skn_sigrun *sig;
   size_t sig_reps;
   size_t nelems;        /* basic elements per element */
+  /* Regular layouts (every block reg_len bytes, block i at blocks[0].off + i * reg_stride)
+   * get tight copy loops that do not read the block list; reg_len is 0 otherwise. */
+  size_t reg_len;
+  ptrdiff_t reg_stride;
   uint32_t flags;       /* SKN_DT_* */
   uint32_t align;       /* largest alignment of a basic type inside (struct padding) */
   int combiner;         /* MPI_COMBINER_* */

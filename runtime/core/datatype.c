@@ -249,6 +249,76 @@ static void copy_general(cursor *d, cursor *s, size_t bytes) {
   }
 }
 
+/* Whole elements, block by block, without a cursor. `to_typed` chooses the direction
+ * between the packed stream at `packed` and the typed layout at `typed`. For regular
+ * layouts the loop does not read the block list; the common block sizes are constants
+ * the compiler can move in one instruction. */
+static inline void regular_elems(uintptr_t packed, uintptr_t typed, const skn_dtype *t, size_t nelem, bool to_typed,
+                                 size_t len) {
+  const int nb = t->nblocks;
+  const ptrdiff_t st = t->reg_stride, ext = t->extent;
+  uintptr_t e = typed + (uintptr_t)t->blocks[0].off;
+  for (size_t k = 0; k < nelem; k++, e += (uintptr_t)ext) {
+    uintptr_t p = e;
+    for (int b = 0; b < nb; b++, p += (uintptr_t)st, packed += len) {
+      if (to_typed) memcpy((void *)p, (const void *)packed, len);
+      else memcpy((void *)packed, (const void *)p, len);
+    }
+  }
+}
+
+static void whole_elems(uintptr_t packed, uintptr_t typed, const skn_dtype *t, size_t nelem, bool to_typed) {
+  if (t->reg_len) {
+    switch (t->reg_len) {
+    case 4: regular_elems(packed, typed, t, nelem, to_typed, 4); return;
+    case 8: regular_elems(packed, typed, t, nelem, to_typed, 8); return;
+    case 16: regular_elems(packed, typed, t, nelem, to_typed, 16); return;
+    default: break;
+    }
+  }
+  const skn_block *bl = t->blocks;
+  const int nb = t->nblocks;
+  for (size_t k = 0; k < nelem; k++, typed += (uintptr_t)t->extent)
+    for (int b = 0; b < nb; b++) {
+      uintptr_t p = typed + (uintptr_t)bl[b].off;
+      if (to_typed) move(p, packed, bl[b].len);
+      else move(packed, p, bl[b].len);
+      packed += bl[b].len;
+    }
+}
+
+/* Both layouts regular with blocks of the same length: block to block. */
+static inline void regular_pair(uintptr_t d, const skn_dtype *dt, uintptr_t s, const skn_dtype *st, size_t nblk,
+                                size_t len) {
+  uintptr_t de = d + (uintptr_t)dt->blocks[0].off, se = s + (uintptr_t)st->blocks[0].off, dp = de, sp = se;
+  int db = 0, sb = 0;
+  const int dnb = dt->nblocks, snb = st->nblocks;
+  for (size_t i = 0; i < nblk; i++) {
+    memcpy((void *)dp, (const void *)sp, len);
+    if (++db == dnb) {
+      db = 0;
+      dp = de += (uintptr_t)dt->extent;
+    } else {
+      dp += (uintptr_t)dt->reg_stride;
+    }
+    if (++sb == snb) {
+      sb = 0;
+      sp = se += (uintptr_t)st->extent;
+    } else {
+      sp += (uintptr_t)st->reg_stride;
+    }
+  }
+}
+
+static void copy_regular(uintptr_t d, const skn_dtype *dt, uintptr_t s, const skn_dtype *st, size_t nblk) {
+  switch (dt->reg_len) {
+  case 4: regular_pair(d, dt, s, st, nblk, 4); break;
+  case 8: regular_pair(d, dt, s, st, nblk, 8); break;
+  case 16: regular_pair(d, dt, s, st, nblk, 16); break;
+  default: regular_pair(d, dt, s, st, nblk, dt->reg_len); break;
+  }
+}
+
 /* Both sides have the same blocks and extent: whole elements block by block. */
 static size_t copy_same_layout(uintptr_t d, uintptr_t s, const skn_dtype *t, size_t bytes) {
   size_t whole = bytes / t->size;
@@ -257,14 +327,23 @@ static size_t copy_same_layout(uintptr_t d, uintptr_t s, const skn_dtype *t, siz
     for (int b = 0; b < t->nblocks; b++)
       move(d + eo + (uintptr_t)t->blocks[b].off, s + eo + (uintptr_t)t->blocks[b].off, t->blocks[b].len);
   }
-  size_t rest = bytes - whole * t->size;
-  if (rest) {
-    cursor dc, sc;
-    cursor_init(&dc, (const void *)d, t, whole * t->size);
-    cursor_init(&sc, (const void *)s, t, whole * t->size);
-    copy_general(&dc, &sc, rest);
+  return whole * t->size;
+}
+
+/* The bytes [skip, skip + bytes) of a typed stream to or from a packed buffer. */
+static void stream(uintptr_t packed, uintptr_t typed, const skn_dtype *t, size_t skip, size_t bytes, bool to_typed) {
+  if (skip == 0 && bytes >= t->size) {
+    size_t whole = bytes / t->size;
+    whole_elems(packed, typed, t, whole, to_typed);
+    skip = whole * t->size;
+    packed += skip;
+    bytes -= skip;
+    if (!bytes) return;
   }
-  return bytes;
+  cursor c;
+  cursor_init(&c, (const void *)typed, t, skip);
+  if (to_typed) unpack_into(&c, packed, bytes);
+  else pack_from(packed, &c, bytes);
 }
 
 size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt, const void *src, size_t scount,
@@ -276,20 +355,27 @@ size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt, const void *sr
     memcpy(dst, src, bytes);
     return bytes;
   }
-  cursor d, s;
   if (dt->contig) {
-    cursor_init(&s, src, st, 0);
-    pack_from((uintptr_t)dst, &s, bytes);
-  } else if (st->contig) {
-    cursor_init(&d, dst, dt, 0);
-    unpack_into(&d, (uintptr_t)src, bytes);
-  } else if (dt->blocks == st->blocks && dt->extent == st->extent) {
-    copy_same_layout((uintptr_t)dst, (uintptr_t)src, dt, bytes);
-  } else {
-    cursor_init(&d, dst, dt, 0);
-    cursor_init(&s, src, st, 0);
-    copy_general(&d, &s, bytes);
+    stream((uintptr_t)dst, (uintptr_t)src, st, 0, bytes, false);
+    return bytes;
   }
+  if (st->contig) {
+    stream((uintptr_t)src, (uintptr_t)dst, dt, 0, bytes, true);
+    return bytes;
+  }
+  size_t done = 0;
+  if (dt->reg_len && dt->reg_len == st->reg_len) {
+    size_t nblk = bytes / dt->reg_len;
+    copy_regular((uintptr_t)dst, dt, (uintptr_t)src, st, nblk);
+    done = nblk * dt->reg_len;
+  } else if (dt->blocks == st->blocks && dt->extent == st->extent) {
+    done = copy_same_layout((uintptr_t)dst, (uintptr_t)src, dt, bytes);
+  }
+  if (done == bytes) return bytes;
+  cursor d, s;
+  cursor_init(&d, dst, dt, done);
+  cursor_init(&s, src, st, done);
+  copy_general(&d, &s, bytes - done);
   return bytes;
 }
 
@@ -299,9 +385,7 @@ void skn_dt_unpack_at(void *dst, const skn_dtype *dt, size_t skip, const void *p
     memcpy((char *)dst + skip, packed, bytes);
     return;
   }
-  cursor d;
-  cursor_init(&d, dst, dt, skip);
-  unpack_into(&d, (uintptr_t)packed, bytes);
+  stream((uintptr_t)packed, (uintptr_t)dst, dt, skip, bytes, true);
 }
 
 void skn_dt_pack_at(void *packed, const void *src, const skn_dtype *st, size_t skip, size_t bytes) {
@@ -310,9 +394,7 @@ void skn_dt_pack_at(void *packed, const void *src, const skn_dtype *st, size_t s
     memcpy(packed, (const char *)src + skip, bytes);
     return;
   }
-  cursor s;
-  cursor_init(&s, src, st, skip);
-  pack_from((uintptr_t)packed, &s, bytes);
+  stream((uintptr_t)packed, (uintptr_t)src, st, skip, bytes, false);
 }
 
 void skn_dt_unpack(void *dst, const skn_dtype *dt, const void *packed, size_t bytes) {
@@ -768,6 +850,18 @@ static void apply_flat(skn_dtype *t, struct skn_dt_flat *f) {
   t->contig = t->size == 0 ? t->extent == 0
                            : (f->nblocks == 1 && f->blocks[0].off == 0 && (ptrdiff_t)t->size == t->extent);
   t->basic_size = t->nsig == 1 ? t->sig[0].size : 0;
+  t->reg_len = 0;
+  t->reg_stride = 0;
+  if (f->nblocks >= 1 && !t->contig) {
+    bool regular = true;
+    ptrdiff_t stride = f->nblocks > 1 ? f->blocks[1].off - f->blocks[0].off : 0;
+    for (int i = 1; i < f->nblocks && regular; i++)
+      regular = f->blocks[i].len == f->blocks[0].len && f->blocks[i].off - f->blocks[i - 1].off == stride;
+    if (regular) {
+      t->reg_len = f->blocks[0].len;
+      t->reg_stride = stride;
+    }
+  }
   t->flags |= SKN_DT_FLAT;
 }
 

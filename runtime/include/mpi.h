@@ -530,8 +530,11 @@ SKN_DECL(int, Op_commutative, (MPI_Op op, int *commute));
 #define MPI_GRAPH      1
 #define MPI_CART       2
 #define MPI_DIST_GRAPH 3
-#define MPI_UNWEIGHTED    ((int *)2)
-#define MPI_WEIGHTS_EMPTY ((int *)3)
+/* Weight sentinels are addresses of an immutable library object (never read), not small
+ * integers cast to pointers, so compilers do not warn about reading through them. */
+SKN_MPI_EXPORT extern const int MPIX_WEIGHT_SENTINELS[2];
+#define MPI_UNWEIGHTED    ((int *)&MPIX_WEIGHT_SENTINELS[0])
+#define MPI_WEIGHTS_EMPTY ((int *)&MPIX_WEIGHT_SENTINELS[1])
 
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                                         void *attribute_val_in, void *attribute_val_out, int *flag);

@@ -3,11 +3,13 @@
  *
  * Communication with an uncommitted type, MPI_DATATYPE_NULL and (under Skein)
  * a freed type returns MPI_ERR_TYPE (Send, Recv, Isend, Irecv, Sendrecv, Pack)
- * and moves no data; constructors reject negative counts (MPI_ERR_COUNT), negative block
- * lengths and impossible subarray / darray / resized shapes (MPI_ERR_ARG) and
- * invalid old types (MPI_ERR_TYPE); MPI_Type_free of a predefined type and
- * MPI_Type_get_contents of one are MPI_ERR_TYPE; Pack into a buffer too small
- * and Unpack past the end fail (MPI_ERR_TRUNCATE under Skein).  Under Skein, a
+ * and moves no data; constructors reject negative counts (MPI_ERR_COUNT),
+ * negative block lengths (MPI_ERR_ARG; MPICH says MPI_ERR_COUNT), invalid old types
+ * (MPI_ERR_TYPE) and, under Skein, impossible subarray and darray shapes
+ * (MPI_ERR_ARG);
+ * MPI_Type_free of a predefined type is MPI_ERR_TYPE, MPI_Type_get_contents of
+ * one fails (MPI_ERR_TYPE under Skein); under Skein, Pack into a buffer too
+ * small and Unpack past the end give MPI_ERR_TRUNCATE.  Under Skein, a
  * receive whose type signature cannot match the message's (doubles received as
  * ints, both when the receive is posted first and when the message waits) fails
  * without touching the receive buffer.  The ring keeps working afterwards.
@@ -21,6 +23,18 @@ static void expect_class(int rc, int want, const char *what)
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
     CHECK(cls == want, "%s: error class (expected %d got %d)", what, want, cls);
+}
+
+/* Classes the standard leaves open: either is accepted, Skein gives the first. */
+static void expect_either(int rc, int want, int alt, const char *what)
+{
+    int cls = rc;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+#ifdef SKEIN_MPI
+    alt = want;
+#endif
+    CHECK(cls == want || cls == alt, "%s: error class (expected %d or %d got %d)", what, want, alt, cls);
 }
 
 int main(int argc, char **argv)
@@ -86,8 +100,9 @@ int main(int argc, char **argv)
     const MPI_Aint adisp[2] = {0, 8};
     expect_class(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT, "Type_contiguous(count=-1)");
     expect_class(MPI_Type_vector(-2, 1, 1, MPI_INT, &t), MPI_ERR_COUNT, "Type_vector(count=-2)");
-    expect_class(MPI_Type_vector(2, -1, 1, MPI_INT, &t), MPI_ERR_ARG, "Type_vector(blocklength=-1)");
-    expect_class(MPI_Type_indexed(2, bl_neg, disp, MPI_INT, &t), MPI_ERR_ARG, "Type_indexed(blocklength -1)");
+    expect_either(MPI_Type_vector(2, -1, 1, MPI_INT, &t), MPI_ERR_ARG, MPI_ERR_COUNT, "Type_vector(blocklength=-1)");
+    expect_either(MPI_Type_indexed(2, bl_neg, disp, MPI_INT, &t), MPI_ERR_ARG, MPI_ERR_COUNT,
+                  "Type_indexed(blocklength -1)");
     expect_class(MPI_Type_create_hindexed(-1, ok_bl, adisp, MPI_INT, &t), MPI_ERR_COUNT, "Type_create_hindexed(-1)");
     expect_class(MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE, "Type_contiguous(MPI_DATATYPE_NULL)");
 #ifdef SKEIN_MPI
@@ -95,6 +110,7 @@ int main(int argc, char **argv)
 #endif
     const MPI_Datatype tys[2] = {MPI_INT, MPI_DATATYPE_NULL};
     expect_class(MPI_Type_create_struct(2, ok_bl, adisp, tys, &t), MPI_ERR_TYPE, "Type_create_struct(NULL type)");
+#ifdef SKEIN_MPI /* MPICH 4.0 accepts a subsize larger than the size */
     const int sizes[2] = {4, 4}, sub_big[2] = {2, 5}, sub[2] = {2, 2}, starts_bad[2] = {3, 0}, starts[2] = {0, 0};
     expect_class(MPI_Type_create_subarray(2, sizes, sub_big, starts, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
                  "Type_create_subarray(subsize > size)");
@@ -107,6 +123,7 @@ int main(int argc, char **argv)
                  "Type_create_darray(psizes do not multiply to size)");
     expect_class(MPI_Type_create_darray(size, size, 1, gs, di, da, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
                  "Type_create_darray(rank = size)");
+#endif
     CHECK(t == MPI_DATATYPE_NULL, "a failed constructor set newtype");
 
     /* predefined types cannot be freed or taken apart */
@@ -116,22 +133,22 @@ int main(int argc, char **argv)
     int ints[4];
     MPI_Aint aints[4];
     MPI_Datatype types[4];
-    expect_class(MPI_Type_get_contents(MPI_INT, 4, 4, 4, ints, aints, types), MPI_ERR_TYPE,
-                 "Type_get_contents(MPI_INT)");
+    int rc = MPI_Type_get_contents(MPI_INT, 4, 4, 4, ints, aints, types);
+    CHECK(rc != MPI_SUCCESS, "MPI_Type_get_contents(MPI_INT) succeeded");
+#ifdef SKEIN_MPI
+    expect_class(rc, MPI_ERR_TYPE, "Type_get_contents(MPI_INT)");
+#endif
 
-    /* Pack / Unpack bounds */
+#ifdef SKEIN_MPI
+    /* Pack / Unpack bounds (MPICH 4.0 does not check them and writes past the buffer) */
     char packed[8];
     int pos = 0;
-    int rc = MPI_Pack(buf, 3, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD);
-    CHECK(rc != MPI_SUCCESS, "MPI_Pack of 12 bytes into 8 succeeded");
-#ifdef SKEIN_MPI
-    expect_class(rc, MPI_ERR_TRUNCATE, "Pack into a small buffer");
-#endif
+    rc = MPI_Pack(buf, 3, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD);
+    expect_class(rc, MPI_ERR_TRUNCATE, "Pack of 12 bytes into 8");
+    CHECK(pos == 0, "a failed MPI_Pack moved the position to %d", pos);
     pos = 4;
     rc = MPI_Unpack(packed, sizeof packed, &pos, out, 2, MPI_INT, MPI_COMM_WORLD);
-    CHECK(rc != MPI_SUCCESS, "MPI_Unpack of 8 bytes from position 4 of 8 succeeded");
-#ifdef SKEIN_MPI
-    expect_class(rc, MPI_ERR_TRUNCATE, "Unpack past the end");
+    expect_class(rc, MPI_ERR_TRUNCATE, "Unpack of 8 bytes from position 4 of 8");
 #endif
 
 #ifdef SKEIN_MPI

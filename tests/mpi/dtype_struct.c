@@ -67,6 +67,32 @@ static void struct_tests(int rank, int size)
     CHECK(tlb == 0 && text == (MPI_Aint)sizeof(struct particle), "struct true extent (expected 0,%zu got %ld,%ld)",
           sizeof(struct particle), (long)tlb, (long)text);
 
+    /* trailing padding: the last member ends 4 bytes before sizeof */
+    struct padded {
+        double d;
+        int i;
+    } pa[5], pb[5];
+    MPI_Datatype padt;
+    const int pbl[2] = {1, 1};
+    const MPI_Aint pdisp[2] = {offsetof(struct padded, d), offsetof(struct padded, i)};
+    const MPI_Datatype pty[2] = {MPI_DOUBLE, MPI_INT};
+    MPI_CHECK(MPI_Type_create_struct(2, pbl, pdisp, pty, &padt));
+    MPI_CHECK(MPI_Type_commit(&padt));
+    MPI_CHECK(MPI_Type_get_extent(padt, &lb, &ext));
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(struct padded), "padded struct extent (expected 0,%zu got %ld,%ld)",
+          sizeof(struct padded), (long)lb, (long)ext);
+    for (int k = 0; k < 5; k++) {
+        pa[k].d = rank + k * 0.5;
+        pa[k].i = rank * 10 + k;
+        pb[k].d = -1;
+        pb[k].i = -1;
+    }
+    MPI_CHECK(MPI_Sendrecv(pa, 5, padt, right, 9, pb, 5, padt, left, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int k = 0; k < 5; k++)
+        CHECK(pb[k].d == left + k * 0.5 && pb[k].i == left * 10 + k, "padded struct %d (expected i=%d got %d)", k,
+              left * 10 + k, pb[k].i);
+    MPI_CHECK(MPI_Type_free(&padt));
+
     const int counts[3] = {1, 10, 3000};
     for (int ci = 0; ci < 3; ci++) {
         const int n = counts[ci];

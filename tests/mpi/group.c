@@ -158,14 +158,14 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_Group_free(&g));
 
   /* ---- range_incl / range_excl, positive and negative strides */
-  int ranges[3][3] = {{0, size - 1, 3}, {size - 1, 1, -3}, {0, 0, 1}};
-  int nr = 1;
+  /* ranks 0, 3, 6, ... then the ranks 1 (mod 3), downwards */
+  int top1 = (size - 1) - ((size - 1) % 3 + 2) % 3; /* largest rank = 1 (mod 3) */
+  int ranges[2][3] = {{0, size - 1, 3}, {top1, 1, -3}};
+  int nr = size > 1 ? 2 : 1;
   n = 0;
   for (int r = 0; r <= size - 1; r += 3) tmp[n++] = r;
-  if (size % 3 != 1 && size > 1) { /* (size-1, 1, -3) names no rank of the first range */
-    for (int r = size - 1; r >= 1; r -= 3) tmp[n++] = r;
-    nr = 2;
-  }
+  if (nr == 2)
+    for (int r = top1; r >= 1; r -= 3) tmp[n++] = r;
   MPI_CHECK(MPI_Group_range_incl(world, nr, ranges, &g));
   check_members(g, world, n, tmp, rank, "range_incl");
   MPI_CHECK(MPI_Group_free(&g));
@@ -258,6 +258,26 @@ int main(int argc, char **argv) {
     CHECK(got == sum, "Comm_create_group: allreduce (expected %d got %d)", sum, got);
     MPI_CHECK(MPI_Comm_free(&c));
     MPI_CHECK(MPI_Group_free(&mine));
+  }
+  /* ... back to back with the same arguments, no synchronization in between: the k-th
+   * calls of all members make the k-th communicator */
+  {
+    MPI_Comm cs[5];
+    for (int k = 0; k < 5; k++) MPI_CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, world, 3, &cs[k]));
+    for (int k = 0; k < 5; k++)
+      for (int j = 0; j < k; j++) {
+        MPI_CHECK(MPI_Comm_compare(cs[j], cs[k], &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "Comm_create_group back to back: compare(#%d, #%d) (expected MPI_CONGRUENT got %d)",
+              j, k, cmp);
+      }
+    for (int k = 4; k >= 0; k--) { /* messages on one never match receives on another */
+      int v = 10 * rank + k, got = -1;
+      MPI_CHECK(MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 0, &got, 1, MPI_INT, (rank + size - 1) % size, 0,
+                             cs[k], MPI_STATUS_IGNORE));
+      int want = 10 * ((rank + size - 1) % size) + k;
+      CHECK(got == want, "Comm_create_group back to back #%d: ring (expected %d got %d)", k, want, got);
+      MPI_CHECK(MPI_Comm_free(&cs[k]));
+    }
   }
   /* ... without rank 0, which waits in a receive meanwhile: only the members take part */
   if (size > 1) {
