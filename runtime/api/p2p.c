@@ -34,7 +34,7 @@ static __attribute__((noinline, cold)) int p2p_arg_error(skn_rank *me, const cha
   if ((unsigned)peer >= (unsigned)v->comm->size && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))
     return skn_api_error(me, comm, MPI_ERR_RANK, fn, "%s=%d (communicator size %d)", is_recv ? "source" : "dest",
                          peer, v->comm->size);
-  if (!buf && count > 0 && t->size > 0)
+  if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
     return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
   return -1; /* MPI_PROC_NULL */
 }
@@ -46,7 +46,7 @@ static inline int check_send(skn_rank *me, const char *fn, const void *buf, int 
   skn_comm_view *v = skn_api_comm(me, comm);
   const skn_dtype *t = skn_api_dtype(me, dt);
   if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->size ||
-                   (!buf && count > 0 && t->size > 0)))
+                   (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
     return p2p_arg_error(me, fn, false, buf, count, dt, dest, tag, comm);
   skn_comm *c = v->comm;
   m->buf = buf;
@@ -67,7 +67,7 @@ static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count,
   const skn_dtype *t = skn_api_dtype(me, dt);
   if (SKN_UNLIKELY(!v || !t || count < 0 || (tag < 0 && tag != MPI_ANY_TAG) ||
                    ((unsigned)source >= (unsigned)v->comm->size && source != MPI_ANY_SOURCE) ||
-                   (!buf && count > 0 && t->size > 0)))
+                   (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
     return p2p_arg_error(me, fn, true, buf, count, dt, source, tag, comm);
   r->kind = SKN_REQ_RECV;
   r->buf = buf;
@@ -92,6 +92,11 @@ static inline void stack_recv_init(skn_req *r) {
 
 static inline int recv_result(skn_rank *me, const char *fn, const skn_req *r, MPI_Status *status) {
   skn_api_set_status(status, r);
+  if (SKN_UNLIKELY(r->type_mismatch)) {
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TYPE;
+    return skn_api_error(me, r->comm, MPI_ERR_TYPE, fn, "the message from source %d (tag %d) has a type signature "
+                         "that does not match the receive's datatype", r->st_src, r->st_tag);
+  }
   if (SKN_UNLIKELY(r->truncated)) {
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
     return skn_api_error(me, r->comm, MPI_ERR_TRUNCATE, fn, "a message of %zu bytes (source %d, tag %d) arrived "

@@ -1,6 +1,7 @@
 /* Completion calls (wait, test and their variants), request management, probes,
  * status queries and buffered sends. Test-style calls yield the worker when nothing is
  * complete, so that a polling rank cannot starve the rank it waits for. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
     return MPI_SUCCESS;
   }
   skn_api_set_status(st, a);
-  bool truncated = a->truncated;
+  bool truncated = a->truncated, mismatch = a->type_mismatch;
   size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
   if (r->kind == SKN_REQ_PERSISTENT) {
@@ -30,6 +31,11 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
     r->handle_live = false;
     *handle = MPI_REQUEST_NULL;
     skn_req_release(r);
+  }
+  if (SKN_UNLIKELY(mismatch)) {
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TYPE;
+    return skn_api_error(me, a->comm, MPI_ERR_TYPE, fn, "the message from source %d (tag %d) has a type signature "
+                         "that does not match the receive's datatype", src, tag);
   }
   if (SKN_UNLIKELY(truncated)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TRUNCATE;
@@ -71,9 +77,9 @@ static int finish_in_status(skn_rank *me, const char *fn, MPI_Request *h, skn_re
   MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
   /* errors inside multiple completion are reported once, as MPI_ERR_IN_STATUS */
   skn_req *a = skn_api_active(r);
-  int err = (a && a->truncated) ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  int err = !a ? MPI_SUCCESS : a->type_mismatch ? MPI_ERR_TYPE : a->truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   if (err) {
-    a->truncated = false; /* report below, not through finish */
+    a->truncated = a->type_mismatch = false; /* report below, not through finish */
     *any_error = true;
   }
   skn_api_request_finish(me, fn, h, r, st);
@@ -392,18 +398,8 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt, MPI_Count *co
   const skn_dtype *t;
   int rc = status_dtype("MPI_Get_elements", status, dt, &t);
   if (rc) return rc;
-  long long bytes = status->skn_bytes;
-  if (t->size == 0) {
-    *count = 0;
-  } else if (t->basic_size) {
-    *count = bytes % (long long)t->basic_size ? MPI_UNDEFINED : bytes / (long long)t->basic_size;
-  } else {
-    /* value/index pair types: two basic elements per element, one for a partial one */
-    long long whole = bytes / (long long)t->size, rest = bytes % (long long)t->size;
-    size_t first = t->nblocks > 1 ? t->blocks[0].len : t->size - sizeof(int);
-    *count = 2 * whole + (rest == 0 ? 0 : (rest == (long long)first ? 1 : MPI_UNDEFINED));
-    if (rest && rest != (long long)first) *count = MPI_UNDEFINED;
-  }
+  long long n = skn_dt_elements(t, status->skn_bytes);
+  *count = n < 0 ? MPI_UNDEFINED : n;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Get_elements_x);
@@ -411,7 +407,7 @@ SKN_WEAK_ALIAS(Get_elements_x);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count) {
   MPI_Count c;
   int rc = PMPI_Get_elements_x(status, dt, &c);
-  if (rc == MPI_SUCCESS) *count = (int)c;
+  if (rc == MPI_SUCCESS) *count = (c == MPI_UNDEFINED || c > INT_MAX) ? MPI_UNDEFINED : (int)c;
   return rc;
 }
 SKN_WEAK_ALIAS(Get_elements);
@@ -420,7 +416,11 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count) {
   const skn_dtype *t;
   int rc = status_dtype("MPI_Status_set_elements", status, dt, &t);
   if (rc) return rc;
-  status->skn_bytes = (long long)count * (long long)(t->basic_size ? t->basic_size : t->size);
+  long long bytes = skn_dt_element_bytes(t, count);
+  if (bytes < 0)
+    return skn_api_error(skn_api_self("MPI_Status_set_elements"), MPI_COMM_WORLD, MPI_ERR_ARG,
+                         "MPI_Status_set_elements", "count=%d elements do not fill the datatype's layout", count);
+  status->skn_bytes = bytes;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Status_set_elements);

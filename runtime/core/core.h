@@ -168,6 +168,9 @@ SKN_INTERNAL skn_dtype *skn_dt_table_get(struct skn_rank *me, int slot);
 /* Basic elements in `bytes` bytes of a stream of t (committed), or -1 (MPI_UNDEFINED)
  * when the bytes end inside a basic element. */
 SKN_INTERNAL long long skn_dt_elements(const skn_dtype *t, long long bytes);
+/* The inverse (MPI_Status_set_elements): bytes taken by the first `elements` basic
+ * elements of a stream of t, or -1 when t has none or its signature was not kept. */
+SKN_INTERNAL long long skn_dt_element_bytes(const skn_dtype *t, long long elements);
 
 /* Whether a message of `bytes` bytes typed `send` may be received as `recv`: the
  * message's type signature must be a prefix of the receive's. Lenient where MPI programs
@@ -210,6 +213,7 @@ typedef struct skn_req {
   size_t bytes;            /* send: message bytes; recv: bytes received */
   /* Then the rest. */
   bool truncated;
+  bool type_mismatch;      /* recv: the message's type signature cannot match (nothing copied) */
   bool cancelled;
   bool pooled;             /* from the owner's pool (else on a caller's stack) */
   bool handle_live;        /* user holds an MPI_Request handle to it */

@@ -1094,6 +1094,28 @@ long long skn_dt_elements(const skn_dtype *t, long long bytes) {
   return total;
 }
 
+long long skn_dt_element_bytes(const skn_dtype *t, long long elements) {
+  if (elements <= 0) return 0;
+  if (t->nelems == 0) return -1;
+  long long ne = (long long)t->nelems;
+  long long bytes = elements / ne * (long long)t->size, rem = elements % ne;
+  if (rem == 0) return bytes;
+  if (t->nsig <= 0) return -1;
+  long long pbytes = 0, pelems = 0;
+  for (int k = 0; k < t->nsig; k++) {
+    pbytes += (long long)(t->sig[k].count * t->sig[k].size);
+    pelems += (long long)t->sig[k].count;
+  }
+  bytes += rem / pelems * pbytes;
+  rem %= pelems;
+  for (int k = 0; k < t->nsig && rem > 0; k++) {
+    long long n = (long long)t->sig[k].count < rem ? (long long)t->sig[k].count : rem;
+    bytes += n * (long long)t->sig[k].size;
+    rem -= n;
+  }
+  return bytes;
+}
+
 /* Checks at most this many run boundaries: the check must stay cheap next to the copy. */
 #define SIG_CHECK_STEPS 4096
 

@@ -71,11 +71,12 @@ static void wake_probers(skn_mq *mq) {
   mq->probers = NULL;
 }
 
-static inline void set_recv_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied) {
+static inline void set_recv_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied, bool sig_ok) {
   r->st_src = src;
   r->st_tag = tag;
   r->bytes = copied;
   r->truncated = copied < msg_bytes;
+  r->type_mismatch = !sig_ok;
 }
 
 /* ------------------------------------------------------------------ send */
@@ -91,10 +92,9 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     skn_spin_unlock(&mq->lock);
     size_t cap = r->count * r->dt->size;
     /* type signatures that cannot match: nothing is copied, the receive fails */
-    size_t copied = SKN_LIKELY(skn_dt_sig_match(r->dt, m->dt, bytes < cap ? bytes : cap))
-                        ? skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt)
-                        : 0;
-    set_recv_result(r, m->src, m->tag, bytes, copied);
+    bool sig_ok = skn_dt_sig_match(r->dt, m->dt, bytes < cap ? bytes : cap);
+    size_t copied = SKN_LIKELY(sig_ok) ? skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt) : 0;
+    set_recv_result(r, m->src, m->tag, bytes, copied, sig_ok);
     skn_req_complete(r);
     if (sreq) skn_req_complete(sreq);
     return;
@@ -190,7 +190,7 @@ static void consume(skn_req *r, skn_req *env) {
       skn_dt_unpack(r->buf, r->dt, env->payload, copied);
     }
   }
-  set_recv_result(r, env->src, env->tag, env->bytes, copied);
+  set_recv_result(r, env->src, env->tag, env->bytes, copied, sig_ok);
   if (env->proto == SKN_PROTO_RNDV) {
     skn_req_complete(env); /* last access to a by-reference envelope */
   } else {

@@ -172,6 +172,10 @@ int main(int argc, char **argv)
             MPI_CHECK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
         }
         CHECK(rc != MPI_SUCCESS, "doubles received as ints (%s) succeeded", late ? "late receive" : "posted receive");
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "mismatched signature (%s) gave class %d, expected MPI_ERR_TYPE",
+              late ? "late receive" : "posted receive", cls);
         for (int k = 0; k < 16; k++)
             CHECK(out[k] == -7, "a mismatched receive wrote the buffer at %d", k);
     }

@@ -318,6 +318,9 @@ TEST(DatatypeCtor, SignatureAndElements) {
   EXPECT_EQ(skn_dt_elements(s, 14), -1);
   EXPECT_EQ(skn_dt_elements(s, 16), 3);
   EXPECT_EQ(skn_dt_elements(s, 16 * 5 + 8), 16);
+  EXPECT_EQ(skn_dt_element_bytes(s, 16), 16 * 5 + 8);
+  EXPECT_EQ(skn_dt_element_bytes(s, 2), 12);
+  EXPECT_EQ(skn_dt_element_bytes(SHORT_INT, 3), 6 + 2);
   EXPECT_EQ(skn_dt_elements(INT, 12), 3);
   EXPECT_EQ(skn_dt_elements(INT, 13), -1);
   EXPECT_EQ(skn_dt_elements(SHORT_INT, 6 + 2), 3);
@@ -721,6 +724,7 @@ TEST(DatatypeProperty, RandomNestedTypesAgainstNaiveReference) {
         if (pos != bytes) want = -1;
         if (bytes == 0) want = 0;
         ASSERT_EQ(skn_dt_elements(t, (long long)bytes), want) << "bytes=" << bytes;
+        if (want > 0) ASSERT_EQ(skn_dt_element_bytes(t, want), (long long)bytes) << "elements=" << want;
       }
     }
     // typed copy a -> b, compared with the naive byte-stream reference
