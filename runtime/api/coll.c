@@ -92,6 +92,24 @@ static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_arg
   return SKN_OK;
 }
 
+/* A queued task keeps its derived datatypes alive even if the user frees them. */
+static void nbc_types(skn_nbc *t, bool hold) {
+  skn_rank *me = skn_rank_self();
+  const skn_dtype *single[2] = {t->a.st, t->a.rt};
+  for (int i = 0; i < 2; i++) {
+    if (!single[i]) continue;
+    if (hold) skn_dt_retain((skn_dtype *)single[i]);
+    else skn_dt_release(me, (skn_dtype *)single[i]);
+  }
+  for (int side = 0; side < 2; side++) {
+    const skn_dtype *const *arr = side ? t->a.rts : t->a.sts;
+    for (int i = 0; arr && i < t->comm->size; i++) {
+      if (hold) skn_dt_retain((skn_dtype *)arr[i]);
+      else skn_dt_release(me, (skn_dtype *)arr[i]);
+    }
+  }
+}
+
 static void nbc_executor(void *arg) {
   skn_comm_view *v = arg;
   skn_rank *me = skn_rank_self();
@@ -117,6 +135,7 @@ static void nbc_executor(void *arg) {
     v->nbc_head = t->next;
     if (!v->nbc_head) v->nbc_tail = NULL;
     skn_rank_unlock(me);
+    nbc_types(t, false);
     skn_req_complete(t->req);
     free(t->owned[0]);
     free(t->owned[1]);
@@ -171,6 +190,7 @@ static int dispatch_task(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Re
   r->handle_live = true;
   *t = (skn_nbc){.kind = k, .v = x->v, .comm = x->v->comm, .rank = x->v->rank, .req = r, .a = *a,
                  .owned = {owned, NULL}, .handle = x->comm, .newcomm = newcomm};
+  nbc_types(t, true);
   skn_rank *me = x->me;
   skn_rank_lock(me);
   if (x->v->nbc_tail) x->v->nbc_tail->next = t;
