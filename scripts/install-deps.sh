@@ -5,10 +5,10 @@
 # Skips apt entirely when everything is already present.
 set -euo pipefail
 
+# What the code uses today; the allocator (jemalloc, libnuma), netlayer (UCX) and
+# privatizer (Clang 16) add theirs when they land.
 pkgs=(build-essential cmake ninja-build pkg-config
-      libhwloc-dev hwloc-nox libnuma-dev libucx-dev ucx-utils libjemalloc-dev
-      libgtest-dev valgrind procps
-      clang-16 libclang-16-dev llvm-16-dev)
+      libhwloc-dev hwloc-nox libgtest-dev valgrind procps)
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
 fi
