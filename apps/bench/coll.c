@@ -54,11 +54,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 enum { TAG_CTRL = 11 };
 enum { M_ALLREDUCE, M_BCAST, M_ALLTOALL, M_BARRIER };
 
 #define MAX_SIZES 64
-#define MAX_REPS 101
 #define ALLTOALL_CAP (64L << 20)
 
 struct opts {
@@ -83,54 +84,9 @@ struct bufs {
 
 /* ---------------------------------------------------------------- helpers */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xalloc(size_t bytes, int rank)
-{
-    void *p = NULL;
-    if (bytes == 0)
-        bytes = 64;
-    if (posix_memalign(&p, 4096, bytes) != 0) {
-        fprintf(stderr, "coll: rank %d: cannot allocate %zu bytes\n", rank, bytes);
-        exit(2);
-    }
-    memset(p, 0, bytes); /* touch every page before timing */
-    return p;
-}
-
-static long parse_size(const char *s)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    if (*end != '\0' || v < 0 || end == s) {
-        fprintf(stderr, "coll: bad size '%s'\n", s);
-        exit(2);
-    }
-    return v;
-}
-
 static void parse_size_list(struct opts *o, const char *list)
 {
-    char buf[1024], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", list);
-    o->nsizes = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok && o->nsizes < MAX_SIZES;
-         tok = strtok_r(NULL, ",", &save))
-        o->sizes[o->nsizes++] = parse_size(tok);
+    o->nsizes = bench_parse_size_list(list, o->sizes, MAX_SIZES, "coll", 0, 1);
 }
 
 static void usage(int rank)
@@ -165,20 +121,6 @@ static size_t buf_bytes(const struct opts *o, long bytes)
     return (size_t)bytes;
 }
 
-/* Control: rank 0 -> all others, n = 0 means "done with this size". */
-static void ctrl_send(const struct opts *o, long n)
-{
-    for (int r = 1; r < o->size; r++)
-        MPI_Send(&n, 1, MPI_LONG, r, TAG_CTRL, MPI_COMM_WORLD);
-}
-
-static long ctrl_recv(void)
-{
-    long n;
-    MPI_Recv(&n, 1, MPI_LONG, 0, TAG_CTRL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    return n;
-}
-
 /* ------------------------------------------------------------ kernels */
 
 /* n calls of the collective under test; noinline so that profilers find it. */
@@ -207,18 +149,17 @@ __attribute__((noinline)) static void coll_loop(const struct opts *o, struct buf
     }
 }
 
-/* One batch, called by every rank: one untimed call, a barrier, n timed
- * calls. Returns the maximum over ranks of the n calls' time on rank 0
- * (meaningless elsewhere). */
-static double batch(const struct opts *o, struct bufs *b, long bytes, long n)
+/* The arguments of coll_loop, for bench_batch_max & co. */
+struct loop_ctx {
+    const struct opts *o;
+    struct bufs *b;
+    long bytes;
+};
+
+static void loop_cb(void *ctx, long n)
 {
-    coll_loop(o, b, bytes, 1);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    coll_loop(o, b, bytes, n);
-    double t = MPI_Wtime() - t0, tmax = 0;
-    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    return tmax;
+    struct loop_ctx *c = ctx;
+    coll_loop(c->o, c->b, c->bytes, n);
 }
 
 /* Byte pattern for bcast/alltoall: depends on sender, destination, offset
@@ -299,28 +240,6 @@ static int verify(const struct opts *o, struct bufs *b, long bytes)
     return bad;
 }
 
-/* Calibration step (as in pingpong.c). t = seconds of the last batch of *n
- * calls; *est keeps the smallest time per call seen, *batches counts batches;
- * n is final once >= 3 batches agree it is long enough. Returns 0 when *n is
- * final, else sets the next *n (growth at most x64 per step). */
-static int calib_next(const struct opts *o, double t, double *est, long *n, int *batches)
-{
-    double per = t / (double)*n;
-    if (per < *est)
-        *est = per;
-    if ((double)*n * *est >= 0.5 * o->target || *n >= o->max_iters)
-        return ++*batches < 3;
-    ++*batches;
-    double want = *est > 0 ? o->target / *est : 1e18;
-    double cap = (double)*n * 64.0;
-    if (want > cap)
-        want = cap;
-    if (want > (double)o->max_iters)
-        want = (double)o->max_iters;
-    *n = want > (double)*n ? (long)want : *n + 1;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- one size */
 
 static void run_size(struct opts *o, struct bufs *b, long req)
@@ -333,56 +252,33 @@ static void run_size(struct opts *o, struct bufs *b, long req)
     o->errors += bad;
     MPI_Reduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
 
+    struct loop_ctx ctx = {.o = o, .b = b, .bytes = bytes};
     if (o->rank != 0) {
-        long n;
-        if (ctrl_recv() == 0)
+        if (bench_ctrl_recv(TAG_CTRL) == 0)
             return; /* verification failed somewhere: skip the size */
         coll_loop(o, b, bytes, o->warmup);
-        while ((n = ctrl_recv()) > 0)
-            batch(o, b, bytes, n);
+        bench_follow_batches(loop_cb, &ctx, TAG_CTRL);
         return;
     }
 
     if (anybad) {
-        ctrl_send(o, 0);
+        bench_ctrl_send(0, 1, o->size - 1, TAG_CTRL);
         printf("# %s bytes=%ld: data check failed, not timed\n", o->mode_name, bytes);
         fflush(stdout);
         return;
     }
-    ctrl_send(o, 1);
+    bench_ctrl_send(1, 1, o->size - 1, TAG_CTRL);
     coll_loop(o, b, bytes, o->warmup);
 
-    /* Calibration. Its batches that ran with the final n (except the very
-     * first batch of the size) are identical to timed ones and are kept as
-     * repetitions: for slow calls (n = 1 from the start) this halves the time. */
-    long n = 1, prev_n;
-    double est = 1e30;
-    double v[MAX_REPS];
-    int reps = 0;
-    int nb = 0;
-    for (;;) {
-        ctrl_send(o, n);
-        double t = batch(o, b, bytes, n);
-        prev_n = n;
-        int more = calib_next(o, t, &est, &n, &nb) && MPI_Wtime() - start <= o->time_cap / 2;
-        if (n != prev_n)
-            reps = 0; /* n changed: earlier batches do not count */
-        else if (nb > 1 && reps < o->reps)
-            v[reps++] = t;
-        if (!more)
-            break;
-    }
-    while (reps < o->reps && (reps == 0 || MPI_Wtime() - start < o->time_cap)) {
-        ctrl_send(o, n);
-        v[reps++] = batch(o, b, bytes, n);
-    }
-    ctrl_send(o, 0);
-
-    double tmin = v[0];
-    for (int r = 1; r < reps; r++)
-        if (v[r] < tmin)
-            tmin = v[r];
-    double per = median(v, reps) / (double)n; /* seconds per call */
+    /* Calibration, then the timed batches (see bench_lead_batches): for slow
+     * calls (n = 1 from the start) keeping calibration batches with the final
+     * n as repetitions halves the time. */
+    struct bench_figure fig = bench_lead_batches(loop_cb, &ctx, TAG_CTRL, o->size, o->target,
+                                                 o->max_iters, o->reps, o->time_cap, start);
+    long n = fig.n;
+    int reps = fig.reps;
+    double tmin = fig.tmin;
+    double per = fig.med / (double)n; /* seconds per call */
     printf("%s ranks=%d bytes=%ld usec=%.3f", o->mode_name, o->size, bytes, per * 1e6);
     if (o->mode == M_ALLREDUCE || o->mode == M_BCAST)
         printf(" MBps=%.1f", (double)bytes / per / 1e6);
@@ -409,8 +305,7 @@ int main(int argc, char **argv)
 
     if (argc < 2) {
         usage(o.rank);
-        MPI_Finalize();
-        return 2;
+        return bench_finalize(2);
     }
     o.mode_name = argv[1];
     if (!strcmp(argv[1], "allreduce"))
@@ -423,42 +318,26 @@ int main(int argc, char **argv)
         o.mode = M_BARRIER;
     else {
         usage(o.rank);
-        MPI_Finalize();
-        return 2;
+        return bench_finalize(2);
     }
     for (int a = 2; a < argc; a += 2) {
         const char *k = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (!val) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
         if (!strcmp(k, "--sizes"))
             parse_size_list(&o, val);
-        else if (!strcmp(k, "--reps"))
-            o.reps = atoi(val);
         else if (!strcmp(k, "--warmup"))
             o.warmup = atoi(val);
-        else if (!strcmp(k, "--target-ms"))
-            o.target = atof(val) * 1e-3;
-        else if (!strcmp(k, "--max-iters"))
-            o.max_iters = atol(val);
-        else if (!strcmp(k, "--time-cap"))
-            o.time_cap = atof(val);
-        else {
+        else if (!bench_timing_opt(k, val, &o.reps, &o.target, &o.max_iters, &o.time_cap)) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
     }
-    if (o.reps < 1)
-        o.reps = 1;
-    if (o.reps > MAX_REPS)
-        o.reps = MAX_REPS;
+    bench_clamp_opts(&o.reps, &o.max_iters);
     if (o.warmup < 0)
         o.warmup = 0;
-    if (o.max_iters < 1)
-        o.max_iters = 1;
     if (o.mode == M_BARRIER) { /* one figure */
         o.nsizes = 1;
         o.sizes[0] = 0;
@@ -470,7 +349,8 @@ int main(int argc, char **argv)
         if (s > need)
             need = s;
     }
-    struct bufs b = {.s = xalloc(need, o.rank), .r = xalloc(need, o.rank), .cap = need};
+    struct bufs b = {.s = bench_xalloc(need, "coll", o.rank), .r = bench_xalloc(need, "coll", o.rank),
+                     .cap = need};
 
     if (o.rank == 0) {
         printf("# coll %s: %d ranks; median over batches of max over ranks of the batch time, "

@@ -51,8 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 enum { TAG_CTRL = 11, TAG_N = 21, TAG_S = 22, TAG_W = 23, TAG_E = 24 };
-#define MAX_REPS 101
 
 struct opts {
     long N;
@@ -79,18 +80,6 @@ struct grid {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Near-square factorization: px <= py, px * py = p, px as large as possible. */
 static void factor2(int p, int *px, int *py)
@@ -224,49 +213,9 @@ static long check(const struct opts *o, const struct grid *g)
     return bad;
 }
 
-/* One batch (every rank): one untimed iteration, barrier, n timed ones.
- * Returns the maximum over ranks on rank 0. */
-static double batch(struct grid *g, long n)
+static void exchange_cb(void *g, long n)
 {
-    exchange(g, 1);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
     exchange(g, n);
-    double t = MPI_Wtime() - t0, tmax = 0;
-    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    return tmax;
-}
-
-static void ctrl_send(const struct opts *o, long n)
-{
-    for (int r = 1; r < o->size; r++)
-        MPI_Send(&n, 1, MPI_LONG, r, TAG_CTRL, MPI_COMM_WORLD);
-}
-
-static long ctrl_recv(void)
-{
-    long n;
-    MPI_Recv(&n, 1, MPI_LONG, 0, TAG_CTRL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    return n;
-}
-
-/* Calibration step, as in pingpong.c / coll.c. */
-static int calib_next(const struct opts *o, double t, double *est, long *n, int *batches)
-{
-    double per = t / (double)*n;
-    if (per < *est)
-        *est = per;
-    if ((double)*n * *est >= 0.5 * o->target || *n >= o->max_iters)
-        return ++*batches < 3;
-    ++*batches;
-    double want = *est > 0 ? o->target / *est : 1e18;
-    double cap = (double)*n * 64.0;
-    if (want > cap)
-        want = cap;
-    if (want > (double)o->max_iters)
-        want = (double)o->max_iters;
-    *n = want > (double)*n ? (long)want : *n + 1;
-    return 1;
 }
 
 static void usage(int rank)
@@ -287,31 +236,16 @@ int main(int argc, char **argv)
         const char *k = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (!val) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
         if (!strcmp(k, "--n"))
             o.N = atol(val);
-        else if (!strcmp(k, "--reps"))
-            o.reps = atoi(val);
-        else if (!strcmp(k, "--target-ms"))
-            o.target = atof(val) * 1e-3;
-        else if (!strcmp(k, "--max-iters"))
-            o.max_iters = atol(val);
-        else if (!strcmp(k, "--time-cap"))
-            o.time_cap = atof(val);
-        else {
+        else if (!bench_timing_opt(k, val, &o.reps, &o.target, &o.max_iters, &o.time_cap)) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
     }
-    if (o.reps < 1)
-        o.reps = 1;
-    if (o.reps > MAX_REPS)
-        o.reps = MAX_REPS;
-    if (o.max_iters < 1)
-        o.max_iters = 1;
+    bench_clamp_opts(&o.reps, &o.max_iters);
 
     struct grid g;
     memset(&g, 0, sizeof g);
@@ -335,46 +269,26 @@ int main(int argc, char **argv)
     MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     if (o.rank != 0) {
-        long n;
-        if (ctrl_recv() != 0)
-            while ((n = ctrl_recv()) > 0)
-                batch(&g, n);
+        if (bench_ctrl_recv(TAG_CTRL) != 0)
+            bench_follow_batches(exchange_cb, &g, TAG_CTRL);
     } else if (anybad) {
-        ctrl_send(&o, 0);
+        bench_ctrl_send(0, 1, o.size - 1, TAG_CTRL);
         printf("# halo: data check failed, not timed\n");
     } else {
-        ctrl_send(&o, 1);
+        bench_ctrl_send(1, 1, o.size - 1, TAG_CTRL);
         printf("# halo: %ld x %ld doubles on %d x %d ranks (periodic), local %ld x %ld on rank 0; "
                "column edges as MPI_Type_vector\n",
                o.N, o.N, g.px, g.py, g.nx, g.ny);
         printf("# median over batches of max over ranks of the batch time, per iteration; "
                "MBps = bytes sent per iteration by all ranks / time, 1 MB = 1e6 B\n");
         fflush(stdout);
-        long n = 1, prev_n;
-        double est = 1e30, v[MAX_REPS];
-        int reps = 0, nb = 0;
-        for (;;) { /* calibration; batches with the final n count as repetitions */
-            ctrl_send(&o, n);
-            double t = batch(&g, n);
-            prev_n = n;
-            int more = calib_next(&o, t, &est, &n, &nb) && MPI_Wtime() - start <= o.time_cap / 2;
-            if (n != prev_n)
-                reps = 0;
-            else if (nb > 1 && reps < o.reps)
-                v[reps++] = t;
-            if (!more)
-                break;
-        }
-        while (reps < o.reps && (reps == 0 || MPI_Wtime() - start < o.time_cap)) {
-            ctrl_send(&o, n);
-            v[reps++] = batch(&g, n);
-        }
-        ctrl_send(&o, 0);
-        double tmin = v[0];
-        for (int r = 1; r < reps; r++)
-            if (v[r] < tmin)
-                tmin = v[r];
-        double per = median(v, reps) / (double)n;
+        /* calibration; batches with the final n count as repetitions */
+        struct bench_figure fig = bench_lead_batches(exchange_cb, &g, TAG_CTRL, o.size, o.target,
+                                                     o.max_iters, o.reps, o.time_cap, start);
+        long n = fig.n;
+        int reps = fig.reps;
+        double tmin = fig.tmin;
+        double per = fig.med / (double)n;
         printf("halo ranks=%d grid=%ld px=%d py=%d bytes=%.0f usec=%.3f MBps=%.1f min_usec=%.3f "
                "iters=%ld reps=%d seconds=%.2f\n",
                o.size, o.N, g.px, g.py, total, per * 1e6, total / per / 1e6,

@@ -18,8 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define MAX_SIZES 32
-#define MAX_REPS 101
 
 /* Called through a volatile pointer so the compiler cannot elide or inline
  * repeated identical copies. */
@@ -31,27 +32,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static long parse_size(const char *s)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    if (*end != '\0' || v <= 0) {
-        fprintf(stderr, "memcpy_bw: bad size '%s'\n", s);
-        exit(2);
-    }
-    return v;
 }
 
 static double run(unsigned char *dst, const unsigned char *src, size_t bytes, long n)
@@ -74,23 +54,12 @@ int main(int argc, char **argv)
         if (a + 1 >= argc)
             goto usage;
         if (!strcmp(argv[a], "--sizes")) {
-            char buf[1024];
-            snprintf(buf, sizeof buf, "%s", argv[a + 1]);
-            nsizes = 0;
-            for (char *t = strtok(buf, ","); t && nsizes < MAX_SIZES; t = strtok(NULL, ","))
-                sizes[nsizes++] = parse_size(t);
-        } else if (!strcmp(argv[a], "--reps")) {
-            reps = atoi(argv[a + 1]);
-        } else if (!strcmp(argv[a], "--target-ms")) {
-            target = atof(argv[a + 1]) * 1e-3;
-        } else {
+            nsizes = bench_parse_size_list(argv[a + 1], sizes, MAX_SIZES, "memcpy_bw", 1, 0);
+        } else if (!bench_timing_opt(argv[a], argv[a + 1], &reps, &target, NULL, NULL)) {
             goto usage;
         }
     }
-    if (reps < 1)
-        reps = 1;
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
+    bench_clamp_opts(&reps, NULL);
 
     printf("# memcpy: single thread, separate src/dst, median of %d repetitions of ~%.1f ms; "
            "MB/s = bytes copied / s / 1e6\n", reps, target * 1e3);
@@ -121,11 +90,10 @@ int main(int argc, char **argv)
             printf("ERROR bytes=%zu copy mismatch\n", bytes);
             return 1;
         }
-        double v[MAX_REPS];
+        double v[BENCH_MAX_REPS];
         for (int r = 0; r < reps; r++)
             v[r] = run(dst, src, bytes, n) / n;
-        qsort(v, (size_t)reps, sizeof *v, cmp_double);
-        double t = reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+        double t = bench_median(v, reps);
         printf("memcpy bytes=%zu MBps=%.1f usec=%.3f iters=%ld reps=%d\n", bytes,
                (double)bytes / t / 1e6, t * 1e6, n, reps);
         fflush(stdout);

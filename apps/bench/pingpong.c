@@ -50,10 +50,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 enum { TAG_DATA = 1, TAG_CTRL = 2, TAG_RESULT = 3, TAG_ACK = 4 };
 
 #define MAX_SIZES 64
-#define MAX_REPS 101
 #define WINDOW_BYTES_CAP (64L << 20)
 
 struct opts {
@@ -74,54 +75,14 @@ struct opts {
 
 /* ---------------------------------------------------------------- helpers */
 
-static int cmp_double(const void *a, const void *b)
+static void parse_size_list(struct opts *o, const char *list)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xalloc(size_t bytes, int rank)
-{
-    void *p = NULL;
-    if (bytes == 0)
-        bytes = 64;
-    if (posix_memalign(&p, 4096, bytes) != 0) {
-        fprintf(stderr, "pingpong: rank %d: cannot allocate %zu bytes\n", rank, bytes);
-        exit(2);
-    }
-    memset(p, 0, bytes); /* touch every page before timing */
-    return p;
+    o->nsizes = bench_parse_size_list(list, o->sizes, MAX_SIZES, "pingpong", 0, 0);
 }
 
 static long parse_size(const char *s)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    if (*end != '\0' || v < 0) {
-        fprintf(stderr, "pingpong: bad size '%s'\n", s);
-        exit(2);
-    }
-    return v;
-}
-
-static void parse_size_list(struct opts *o, const char *list)
-{
-    char buf[1024], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", list);
-    o->nsizes = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok && o->nsizes < MAX_SIZES;
-         tok = strtok_r(NULL, ",", &save))
-        o->sizes[o->nsizes++] = parse_size(tok);
+    return bench_parse_size(s, "pingpong", 0, 0);
 }
 
 static void default_sizes(struct opts *o, long max)
@@ -161,15 +122,12 @@ static long check(const char *p, long bytes, unsigned seed)
 /* Control messages: rank 0 -> each listed partner, n = 0 means stop. */
 static void ctrl_send(long n, int first, int last)
 {
-    for (int r = first; r <= last; r++)
-        MPI_Send(&n, 1, MPI_LONG, r, TAG_CTRL, MPI_COMM_WORLD);
+    bench_ctrl_send(n, first, last, TAG_CTRL);
 }
 
 static long ctrl_recv(void)
 {
-    long n;
-    MPI_Recv(&n, 1, MPI_LONG, 0, TAG_CTRL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    return n;
+    return bench_ctrl_recv(TAG_CTRL);
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -273,27 +231,10 @@ static void verify_01(struct opts *o, char *sbuf, char *rbuf, long bytes)
     }
 }
 
-/* Calibration step. t = seconds the last batch of *n iterations took; *est
- * keeps the smallest time per iteration seen so far, so that one slow batch
- * (a preemption) cannot end calibration early; *batches counts the batches,
- * and n is final only once >= 3 batches agree it is long enough. Returns 0 when *n is final,
- * else sets the next *n to try (growth at most x64 per step). */
+/* Calibration step: see bench_calib_next. */
 static int calib_next(const struct opts *o, double t, double *est, long *n, int *batches)
 {
-    double per = t / (double)*n;
-    if (per < *est)
-        *est = per;
-    if ((double)*n * *est >= 0.5 * o->target || *n >= o->max_iters)
-        return ++*batches < 3; /* confirm the estimate over >= 3 batches */
-    ++*batches;
-    double want = *est > 0 ? o->target / *est : 1e18;
-    double cap = (double)*n * 64.0;
-    if (want > cap)
-        want = cap;
-    if (want > (double)o->max_iters)
-        want = (double)o->max_iters;
-    *n = want > (double)*n ? (long)want : *n + 1;
-    return 1;
+    return bench_calib_next(o->target, o->max_iters, t, est, n, batches);
 }
 
 /* -------------------------------------------------------- modes */
@@ -318,7 +259,8 @@ static void run_p2p(struct opts *o, int bw)
         }
         rsz = need;
     }
-    char *sbuf = xalloc((size_t)maxb, o->rank), *rbuf = xalloc(rsz, o->rank);
+    char *sbuf = bench_xalloc((size_t)maxb, "pingpong", o->rank),
+         *rbuf = bench_xalloc(rsz, "pingpong", o->rank);
 
     if (o->rank == 0) {
         if (bw && o->window > 0)
@@ -354,13 +296,13 @@ static void run_p2p(struct opts *o, int bw)
             if (!calib_next(o, t, &est, &n, &nb))
                 break;
         }
-        double v[MAX_REPS];
+        double v[BENCH_MAX_REPS];
         for (int r = 0; r < o->reps; r++) {
             ctrl_send(n, 1, 1);
             v[r] = batch_01(o, sbuf, rbuf, bytes, n);
         }
         ctrl_send(0, 1, 1);
-        double t = median(v, o->reps); /* seconds per batch */
+        double t = bench_median(v, o->reps); /* seconds per batch */
 
         if (!bw) {
             printf("latency bytes=%ld usec=%.4f iters=%ld reps=%d\n", bytes, t / n / 2 * 1e6, n,
@@ -403,7 +345,8 @@ static void run_pairs(const struct opts *o)
     int leader = (o->rank % 2) == 0;
     int peer = o->rank ^ 1;
     long bytes = o->bytes;
-    char *sbuf = xalloc((size_t)bytes, o->rank), *rbuf = xalloc((size_t)bytes, o->rank);
+    char *sbuf = bench_xalloc((size_t)bytes, "pingpong", o->rank),
+         *rbuf = bench_xalloc((size_t)bytes, "pingpong", o->rank);
 
     if (npairs < 1) {
         if (o->rank == 0)
@@ -431,7 +374,7 @@ static void run_pairs(const struct opts *o)
 
     /* rank 0: coordinator and leader of pair 0 */
     double *tp = malloc(sizeof(double) * (size_t)npairs);
-    double (*v)[MAX_REPS] = malloc(sizeof *v * (size_t)npairs);
+    double (*v)[BENCH_MAX_REPS] = malloc(sizeof *v * (size_t)npairs);
     double start = MPI_Wtime();
 
 
@@ -458,8 +401,8 @@ static void run_pairs(const struct opts *o)
 
     double *pm = malloc(sizeof(double) * (size_t)npairs);
     for (int p = 0; p < npairs; p++)
-        pm[p] = median(v[p], reps);
-    double med = median(pm, npairs); /* sorts pm */
+        pm[p] = bench_median(v[p], reps);
+    double med = bench_median(pm, npairs); /* sorts pm */
     printf("# pairs: %d pairs ping-pong concurrently; median over pairs of each pair's median "
            "half round trip\n", npairs);
     printf("pairs ranks=%d pairs=%d bytes=%ld usec=%.4f min=%.4f max=%.4f iters=%ld reps=%d "
@@ -588,8 +531,7 @@ int main(int argc, char **argv)
 
     if (argc < 2) {
         usage(o.rank);
-        MPI_Finalize();
-        return 2;
+        return bench_finalize(2);
     }
     const char *mode = argv[1];
     long iters_n = 0;
@@ -598,8 +540,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "iters") == 0) {
         if (argc < 3) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
         iters_n = atol(argv[2]);
         a = 3;
@@ -613,38 +554,25 @@ int main(int argc, char **argv)
         const char *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (!val) {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
         if (!strcmp(k, "--sizes"))
             parse_size_list(&o, val);
         else if (!strcmp(k, "--max"))
             default_sizes(&o, parse_size(val));
-        else if (!strcmp(k, "--reps"))
-            o.reps = atoi(val);
-        else if (!strcmp(k, "--target-ms"))
-            o.target = atof(val) * 1e-3;
-        else if (!strcmp(k, "--max-iters"))
-            o.max_iters = atol(val);
-        else if (!strcmp(k, "--time-cap"))
-            o.time_cap = atof(val);
+        else if (bench_timing_opt(k, val, &o.reps, &o.target, &o.max_iters, &o.time_cap))
+            ;
         else if (!strcmp(k, "--window"))
             o.window = atoi(val);
         else if (!strcmp(k, "--bytes"))
             o.bytes = parse_size(val);
         else {
             usage(o.rank);
-            MPI_Finalize();
-            return 2;
+            return bench_finalize(2);
         }
         a++;
     }
-    if (o.reps < 1)
-        o.reps = 1;
-    if (o.reps > MAX_REPS)
-        o.reps = MAX_REPS;
-    if (o.max_iters < 1)
-        o.max_iters = 1;
+    bench_clamp_opts(&o.reps, &o.max_iters);
 
     int need2 = strcmp(mode, "pairs") != 0;
     if (need2 && o.size < 2) {
@@ -666,8 +594,7 @@ int main(int argc, char **argv)
         return 0; /* nothing else: no barrier, no output */
     } else {
         usage(o.rank);
-        MPI_Finalize();
-        return 2;
+        return bench_finalize(2);
     }
 
     MPI_Barrier(MPI_COMM_WORLD);
