@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "objects.h"
 
 static int init_common(const char *fn, int required, int *provided) {
   skn_rank *me = skn_api_self(fn);
@@ -48,6 +49,11 @@ int PMPI_Finalize(void) {
   skn_rank *me = skn_api_self("MPI_Finalize");
   if (me->state != SKN_RANK_INITIALIZED)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized in this rank");
+  /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
+  int rc = skn_attr_delete_all(me, MPI_COMM_SELF, skn_api_comm(me, MPI_COMM_SELF));
+  if (rc != MPI_SUCCESS)
+    return skn_api_error(me, MPI_COMM_SELF, skn_attr_errclass(rc), "MPI_Finalize",
+                         "a delete callback of an MPI_COMM_SELF attribute failed with %d", rc);
   /* Buffered sends must reach their receivers before the rank may leave. */
   void *buf;
   int size;
