@@ -12,6 +12,7 @@ struct skn_msg_args {
   int count, peer, tag;
   MPI_Datatype dt;
   MPI_Comm comm;
+  const skn_dtype *t; /* referenced while the persistent request lives */
 };
 
 static const char *const send_names[] = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend"};
@@ -41,10 +42,12 @@ static __attribute__((noinline, cold)) int p2p_arg_error(skn_rank *me, const cha
 
 /* Checks send arguments and fills m. Returns MPI_SUCCESS, an error (already reported),
  * or -1 for MPI_PROC_NULL. */
-static inline int check_send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
-                             int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
+/* `resolved`: the datatype already looked up (persistent requests keep a reference, so
+ * MPI_Start works after MPI_Type_free), or NULL to look up `dt`. */
+static inline int check_send_t(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                               const skn_dtype *resolved, int dest, int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
   skn_comm_view *v = skn_api_comm(me, comm);
-  const skn_dtype *t = skn_api_dtype(me, dt);
+  const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
   if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->size ||
                    (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
     return p2p_arg_error(me, fn, false, buf, count, dt, dest, tag, comm);
@@ -61,10 +64,10 @@ static inline int check_send(skn_rank *me, const char *fn, const void *buf, int 
   return MPI_SUCCESS;
 }
 
-static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int source,
-                             int tag, MPI_Comm comm, skn_req *r) {
+static inline int check_recv_t(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt,
+                               const skn_dtype *resolved, int source, int tag, MPI_Comm comm, skn_req *r) {
   skn_comm_view *v = skn_api_comm(me, comm);
-  const skn_dtype *t = skn_api_dtype(me, dt);
+  const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
   if (SKN_UNLIKELY(!v || !t || count < 0 || (tag < 0 && tag != MPI_ANY_TAG) ||
                    ((unsigned)source >= (unsigned)v->comm->size && source != MPI_ANY_SOURCE) ||
                    (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
@@ -78,6 +81,15 @@ static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count,
   r->tag = tag;
   r->comm = comm;
   return MPI_SUCCESS;
+}
+
+static inline int check_send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
+                             int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
+  return check_send_t(me, fn, buf, count, dt, NULL, dest, tag, comm, mode, m);
+}
+static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int source,
+                             int tag, MPI_Comm comm, skn_req *r) {
+  return check_recv_t(me, fn, buf, count, dt, NULL, source, tag, comm, r);
 }
 
 /* A receive request that lives on the caller's stack for the length of a blocking call. */
@@ -173,11 +185,11 @@ static int completed_request(skn_rank *me, const char *fn, MPI_Comm comm, int sr
   return MPI_SUCCESS;
 }
 
-static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                            MPI_Comm comm, uint8_t mode, MPI_Request *req) {
+static int nonblocking_send_t(const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *resolved,
+                              int dest, int tag, MPI_Comm comm, uint8_t mode, MPI_Request *req) {
   skn_rank *me = skn_api_self(fn);
   skn_msg m;
-  int rc = check_send(me, fn, buf, count, dt, dest, tag, comm, mode, &m);
+  int rc = check_send_t(me, fn, buf, count, dt, resolved, dest, tag, comm, mode, &m);
   if (SKN_UNLIKELY(rc != MPI_SUCCESS)) {
     if (rc < 0) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
     return rc;
@@ -199,6 +211,11 @@ static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Data
   return MPI_SUCCESS;
 }
 
+static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                            MPI_Comm comm, uint8_t mode, MPI_Request *req) {
+  return nonblocking_send_t(fn, buf, count, dt, NULL, dest, tag, comm, mode, req);
+}
+
 int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
   return nonblocking_send(isend_names[SKN_MODE_STANDARD], buf, count, dt, dest, tag, comm, SKN_MODE_STANDARD, req);
 }
@@ -216,12 +233,13 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 }
 SKN_WEAK_ALIAS(Ibsend);
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+static int irecv_t(void *buf, int count, MPI_Datatype dt, const skn_dtype *resolved, int source, int tag,
+                   MPI_Comm comm, MPI_Request *req) {
   skn_rank *me = skn_api_self("MPI_Irecv");
   if (SKN_UNLIKELY(!req)) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request=NULL");
   skn_req *r = skn_req_alloc(me);
   if (SKN_UNLIKELY(!r)) return skn_api_error(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
-  int rc = check_recv(me, "MPI_Irecv", buf, count, dt, source, tag, comm, r);
+  int rc = check_recv_t(me, "MPI_Irecv", buf, count, dt, resolved, source, tag, comm, r);
   if (SKN_UNLIKELY(rc != MPI_SUCCESS)) {
     skn_req_release(r);
     if (rc < 0) return completed_request(me, "MPI_Irecv", comm, MPI_PROC_NULL, req);
@@ -233,6 +251,10 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
   skn_p2p_recv(me, r);
   *req = skn_req_handle(r);
   return MPI_SUCCESS;
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+  return irecv_t(buf, count, dt, NULL, source, tag, comm, req);
 }
 SKN_WEAK_ALIAS(Irecv);
 
@@ -311,7 +333,8 @@ static int persistent_init(const char *fn, bool is_recv, uint8_t mode, const voi
     if (r) skn_req_release(r);
     return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   }
-  *a = (skn_msg_args){is_recv, mode, (void *)(uintptr_t)buf, count, peer, tag, dt, comm};
+  *a = (skn_msg_args){is_recv, mode, (void *)(uintptr_t)buf, count, peer, tag, dt, comm, skn_api_dtype(me, dt)};
+  skn_dt_retain((skn_dtype *)a->t);
   r->kind = SKN_REQ_PERSISTENT;
   r->persist = a;
   r->comm = comm;
@@ -353,8 +376,9 @@ static int start_one(skn_rank *me, MPI_Request *handle) {
   const skn_msg_args *a = p->persist;
   MPI_Request inner;
   int rc;
-  if (a->is_recv) rc = PMPI_Irecv(a->buf, a->count, a->dt, a->peer, a->tag, a->comm, &inner);
-  else rc = nonblocking_send(isend_names[a->mode], a->buf, a->count, a->dt, a->peer, a->tag, a->comm, a->mode, &inner);
+  if (a->is_recv) rc = irecv_t(a->buf, a->count, a->dt, a->t, a->peer, a->tag, a->comm, &inner);
+  else rc = nonblocking_send_t(isend_names[a->mode], a->buf, a->count, a->dt, a->t, a->peer, a->tag, a->comm, a->mode,
+                               &inner);
   if (rc != MPI_SUCCESS) return rc;
   p->inner = skn_req_lookup(me, inner);
   p->inner->handle_live = false; /* reachable only through the persistent request */
@@ -380,6 +404,7 @@ SKN_WEAK_ALIAS(Startall);
 
 /* Frees a persistent request's arguments when the request itself goes. */
 void skn_api_persistent_free(skn_req *r) {
+  if (r->persist && r->persist->t) skn_dt_release(r->owner, (skn_dtype *)r->persist->t);
   free(r->persist);
   r->persist = NULL;
 }
