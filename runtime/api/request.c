@@ -47,7 +47,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
 }
 
 static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
-  skn_api_enter(me, fn, a->origin, a->origin_peer, a->kind == SKN_REQ_RECV ? a->tag : a->tag);
+  skn_api_enter(me, fn, a->origin, a->origin_peer, a->tag);
 }
 
 /* ------------------------------------------------------------------ wait */

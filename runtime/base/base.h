@@ -34,7 +34,6 @@ using std::memory_order_release;
 #define SKN_EXPORT __attribute__((visibility("default")))
 #define SKN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SKN_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define SKN_MUST_USE __attribute__((warn_unused_result))
 #define SKN_CACHELINE 64
 
 static inline void skn_cpu_relax(void) {
@@ -54,10 +53,6 @@ SKN_INTERNAL void skn_spin_lock_slow(skn_spinlock *l);
 static inline void skn_spin_lock(skn_spinlock *l) {
   if (SKN_LIKELY(!atomic_exchange_explicit(&l->held, 1, memory_order_acquire))) return;
   skn_spin_lock_slow(l);
-}
-static inline bool skn_spin_trylock(skn_spinlock *l) {
-  return !atomic_load_explicit(&l->held, memory_order_relaxed) &&
-         !atomic_exchange_explicit(&l->held, 1, memory_order_acquire);
 }
 static inline void skn_spin_unlock(skn_spinlock *l) {
   atomic_store_explicit(&l->held, 0, memory_order_release);

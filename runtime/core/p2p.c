@@ -179,16 +179,14 @@ static void consume(skn_req *r, skn_req *env) {
   size_t copied = 0, cap = r->count * r->dt->size;
   /* type signatures that cannot match: nothing is copied, the receive fails */
   bool sig_ok = skn_dt_sig_match(r->dt, env->dt, env->bytes < cap ? env->bytes : cap);
-  if (env->proto == SKN_PROTO_RNDV) {
-    if (sig_ok) copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
-  } else {
-    while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
-    if (sig_ok && env->proto == SKN_PROTO_RNDV) { /* the sender could not allocate a copy */
-      copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
-    } else if (sig_ok) {
-      copied = env->bytes < cap ? env->bytes : cap;
-      skn_dt_unpack(r->buf, r->dt, env->payload, copied);
-    }
+  /* `filled` is set from the start except while an eager copy is being made; the sender
+   * may also turn an eager envelope into a by-reference one when it cannot allocate. */
+  while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
+  if (sig_ok && env->proto == SKN_PROTO_RNDV) {
+    copied = skn_dt_copy(r->buf, r->count, r->dt, env->buf, env->count, env->dt);
+  } else if (sig_ok) {
+    copied = env->bytes < cap ? env->bytes : cap;
+    skn_dt_unpack(r->buf, r->dt, env->payload, copied);
   }
   set_recv_result(r, env->src, env->tag, env->bytes, copied, sig_ok);
   if (env->proto == SKN_PROTO_RNDV) {

@@ -130,7 +130,7 @@ static inline skn_unit *ready_pop(skn_worker *w) {
   return u;
 }
 
-static inline bool has_ready(skn_worker *w) { return skn_sched_worker_has_ready(w); }
+
 
 /* ------------------------------------------------------------------ busy accounting */
 
@@ -187,7 +187,7 @@ static void poll_hook(void) {
 static bool spin_for_notify(skn_unit *me, skn_worker *w) {
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
     if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) return true;
-    if (w && has_ready(w)) return false;
+    if (w && skn_sched_worker_has_ready(w)) return false;
     if ((i & 63) == 63) poll_hook();
     skn_cpu_relax();
   }
@@ -213,7 +213,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
   skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) == value) return true;
-    if (w && has_ready(w)) return false;
+    if (w && skn_sched_worker_has_ready(w)) return false;
     if ((i & 63) == 63) poll_hook();
     skn_cpu_relax();
   }
@@ -226,7 +226,7 @@ void skn_sched_wait(skn_unit *me) {
     return;
   }
   skn_worker *w = me->worker;
-  if (!has_ready(w) && spin_for_notify(me, w)) return;
+  if (!skn_sched_worker_has_ready(w) && spin_for_notify(me, w)) return;
   uint32_t expect = SKN_UNIT_WAITING;
   if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED)) return;
   /* Only this worker ever runs `me`, so a waker that enqueues it now cannot run it
@@ -274,13 +274,13 @@ static void free_unit_stack(skn_unit *u) {
 
 static void idle(skn_worker *w) {
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
-    if (has_ready(w)) return;
+    if (skn_sched_worker_has_ready(w)) return;
     if ((i & 63) == 0) poll_hook();
     skn_cpu_relax();
   }
   atomic_store(&w->sleeping, 1);
   busy_down();
-  if (has_ready(w)) {
+  if (skn_sched_worker_has_ready(w)) {
     if (atomic_exchange(&w->sleeping, 0)) busy_up();
     return;
   }
@@ -288,7 +288,7 @@ static void idle(skn_worker *w) {
   while (atomic_load(&w->sleeping)) {
     if (!skn_futex_wait(&w->sleeping, 1, (long)S.cfg.stall_ms * 1000000L)) {
       maybe_stall(epoch);
-      if (has_ready(w)) break;
+      if (skn_sched_worker_has_ready(w)) break;
     }
   }
   if (atomic_exchange(&w->sleeping, 0)) busy_up(); /* woke by timeout or spuriously */

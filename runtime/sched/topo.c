@@ -49,14 +49,6 @@ int skn_topo_bind_thread(int worker) {
   return rc;
 }
 
-int skn_topo_numa_of_worker(int worker) {
-  pthread_once(&once, load);
-  hwloc_obj_t c = core_of(worker);
-  if (!c) return 0;
-  hwloc_obj_t n = hwloc_get_next_obj_covering_cpuset_by_type(topo, c->cpuset, HWLOC_OBJ_NUMANODE, NULL);
-  return n ? (int)n->logical_index : 0;
-}
-
 void skn_topo_describe(char *buf, size_t len) {
   pthread_once(&once, load);
   if (!topo) {
