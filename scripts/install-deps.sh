@@ -5,10 +5,13 @@
 # Skips apt entirely when everything is already present.
 set -euo pipefail
 
-# What the code uses today; the allocator (jemalloc, libnuma), netlayer (UCX) and
-# privatizer (Clang 16) add theirs when they land.
+# runtime: hwloc; allocator: jemalloc, libnuma; privatizer: Clang 16 libtooling;
+# netlayer: UCX, PMIx; tests: GoogleTest, valgrind, procps.
 pkgs=(build-essential cmake ninja-build pkg-config
-      libhwloc-dev hwloc-nox libgtest-dev valgrind procps)
+      libhwloc-dev hwloc-nox libgtest-dev valgrind procps
+      libjemalloc-dev libnuma-dev
+      clang-16 libclang-16-dev llvm-16-dev
+      libucx-dev libpmix-dev)
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
 fi
