@@ -37,16 +37,34 @@ static int check_buf(coll_ctx *x, const char *what, const void *buf, int count, 
   return MPI_SUCCESS;
 }
 
+static inline bool is_inter(const coll_ctx *x) { return skn_comm_is_inter(x->v->comm); }
+
+/* On an intercommunicator the root's group passes MPI_ROOT (the root) or MPI_PROC_NULL,
+ * and the other group the root's rank in the root's group. */
 static int check_root(coll_ctx *x, int root) {
+  skn_comm *c = x->v->comm;
+  if (skn_comm_is_inter(c)) {
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize)) return MPI_SUCCESS;
+    return skn_api_error(x->me, x->comm, MPI_ERR_ROOT, x->fn,
+                         "root=%d (on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group "
+                         "of size %d)", root, c->rsize);
+  }
   if (root < 0 || root >= x->v->comm->size)
     return skn_api_error(x->me, x->comm, MPI_ERR_ROOT, x->fn, "root=%d (communicator size %d)", root,
                          x->v->comm->size);
   return MPI_SUCCESS;
 }
 
+/* Intercommunicator collectives have no in-place form. */
+static int no_in_place_inter(coll_ctx *x, const void *sbuf) {
+  if (IN_PLACE(sbuf) && is_inter(x))
+    return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "MPI_IN_PLACE on an intercommunicator");
+  return MPI_SUCCESS;
+}
+
 static int check_counts(coll_ctx *x, const char *what, const int *counts, const int *displs) {
   if (!counts || !displs) return skn_api_error(x->me, x->comm, MPI_ERR_ARG, x->fn, "%s counts or displs NULL", what);
-  for (int i = 0; i < x->v->comm->size; i++)
+  for (int i = 0; i < x->v->comm->rsize; i++) /* indexed by remote rank on an intercommunicator */
     if (counts[i] < 0)
       return skn_api_error(x->me, x->comm, MPI_ERR_COUNT, x->fn, "%s[%d]=%d", what, i, counts[i]);
   return MPI_SUCCESS;
@@ -74,7 +92,26 @@ typedef struct skn_nbc {
   MPI_Comm *newcomm;
 } skn_nbc;
 
+static skn_status run_inter(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
+  switch (k) {
+    case K_BARRIER: skn_icoll_barrier(c); return SKN_OK;
+    case K_BCAST: skn_icoll_bcast(c, rank, a); return SKN_OK;
+    case K_GATHER: skn_icoll_gather(c, rank, a); return SKN_OK;
+    case K_SCATTER: skn_icoll_scatter(c, rank, a); return SKN_OK;
+    case K_ALLGATHER: skn_icoll_allgather(c, rank, a); return SKN_OK;
+    case K_ALLTOALL: skn_icoll_alltoall(c, rank, a); return SKN_OK;
+    case K_REDUCE: return skn_icoll_reduce(c, rank, a, false);
+    case K_ALLREDUCE: return skn_icoll_reduce(c, rank, a, true);
+    case K_REDUCE_SCATTER: return skn_icoll_reduce_scatter(c, rank, a);
+    case K_SCAN:
+    case K_EXSCAN: /* refused by the API layer */
+    case K_IDUP: break;
+  }
+  return SKN_OK;
+}
+
 static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
+  if (skn_comm_is_inter(c)) return run_inter(k, c, rank, a);
   switch (k) {
     case K_BARRIER: skn_coll_barrier(NULL, c); return SKN_OK;
     case K_BCAST: skn_coll_bcast(c, rank, a); return SKN_OK;
@@ -103,7 +140,7 @@ static void nbc_types(skn_nbc *t, bool hold) {
   }
   for (int side = 0; side < 2; side++) {
     const skn_dtype *const *arr = side ? t->a.rts : t->a.sts;
-    for (int i = 0; arr && i < t->comm->size; i++) {
+    for (int i = 0; arr && i < t->comm->rsize; i++) {
       if (hold) skn_dt_retain((skn_dtype *)arr[i]);
       else skn_dt_release(me, (skn_dtype *)arr[i]);
     }
@@ -215,8 +252,12 @@ static int bcast_common(const char *fn, void *buf, int count, MPI_Datatype dt, i
   coll_ctx x;
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = check_buf(&x, "", buf, count, dt, &t)) || (rc = check_root(&x, root)))
-    return rc;
+  if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
+  if (is_inter(&x) && root == MPI_PROC_NULL) { /* takes part, moves no data */
+    skn_coll_args a = {.root = root};
+    return dispatch(&x, K_BCAST, &a, req, NULL);
+  }
+  if ((rc = check_buf(&x, "", buf, count, dt, &t))) return rc;
   skn_coll_args a = {.rbuf = buf, .rcount = (size_t)count, .rt = t, .root = root};
   return dispatch(&x, K_BCAST, &a, req, NULL);
 }
@@ -257,10 +298,10 @@ static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datat
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
   if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
-  bool is_root = x.v->rank == root;
-  if (IN_PLACE(sbuf) && !is_root)
-    return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root only");
-  if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
+  bool inter = is_inter(&x), is_root = inter ? root == MPI_ROOT : x.v->rank == root;
+  if (IN_PLACE(sbuf) && (inter || !is_root))
+    return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root of an intracommunicator only");
+  if ((!inter || root >= 0) && !IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if (is_root) {
     if (rcounts && (rc = check_counts(&x, "recvcounts", rcounts, displs))) return rc;
     if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
@@ -302,14 +343,15 @@ static int scatter_common(const char *fn, const void *sbuf, int scount, const in
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
   if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
-  bool is_root = x.v->rank == root;
-  if (IN_PLACE(rbuf) && !is_root)
-    return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root only");
+  bool inter = is_inter(&x), is_root = inter ? root == MPI_ROOT : x.v->rank == root;
+  if (IN_PLACE(rbuf) && (inter || !is_root))
+    return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root of an intracommunicator only");
   if (is_root) {
     if (scounts && (rc = check_counts(&x, "sendcounts", scounts, displs))) return rc;
     if ((rc = check_buf(&x, "send", sbuf, scounts ? 0 : scount, stype, &st))) return rc;
   }
-  if (!IN_PLACE(rbuf) && (rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
+  if ((!inter || root >= 0) && !IN_PLACE(rbuf) && (rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt)))
+    return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .scounts = scounts,
                      .sdispls = displs, .rbuf = rbuf, .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt,
                      .root = root};
@@ -346,7 +388,7 @@ static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Da
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if (rcounts && (rc = check_counts(&x, "recvcounts", rcounts, displs))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
@@ -384,7 +426,7 @@ static int alltoall_common(const char *fn, const void *sbuf, int scount, MPI_Dat
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
@@ -410,7 +452,7 @@ static int alltoallv_common(const char *fn, const void *sbuf, const int scounts[
   coll_ctx x;
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && ((rc = check_counts(&x, "sendcounts", scounts, sdispls)) ||
                           (rc = check_buf(&x, "send", sbuf, 0, stype, &st))))
     return rc;
@@ -438,8 +480,8 @@ static int alltoallw_common(const char *fn, const void *sbuf, const int scounts[
                             const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req) {
   coll_ctx x;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
-  int n = x.v->comm->size;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  int n = x.v->comm->rsize;
   /* one block holds both type arrays; the task frees it when done */
   const skn_dtype **types = calloc(2 * (size_t)n, sizeof *types);
   if (!types) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
@@ -504,12 +546,18 @@ static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count
   coll_ctx x;
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!all && (rc = check_root(&x, root))) return rc;
-  bool is_root = all || x.v->rank == root;
+  bool inter = is_inter(&x);
+  bool is_root = all || (inter ? root == MPI_ROOT : x.v->rank == root);
+  bool sends = all || !inter || root >= 0;
   if (IN_PLACE(sbuf) && !is_root)
     return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root only");
-  if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
+  if (!sends && !is_root) { /* MPI_PROC_NULL in the root's group: only takes part */
+    skn_coll_args a = {.root = root};
+    return dispatch(&x, K_REDUCE, &a, req, NULL);
+  }
+  if (sends && (rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   if (is_root && (rc = check_buf(&x, "receive", rbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count, .root = root};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
@@ -543,8 +591,8 @@ static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, i
   coll_ctx x;
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
-  int n = x.v->comm->size;
+  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  int n = x.v->comm->size; /* counts are per local rank, intercommunicator or not */
   long long total = 0;
   if (rcounts) {
     for (int i = 0; i < n; i++) {
@@ -600,6 +648,7 @@ static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, 
   const skn_dtype *t;
   int rc;
   if ((rc = begin(&x, fn, comm))) return rc;
+  if (is_inter(&x)) return skn_api_error(x.me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;

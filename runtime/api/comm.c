@@ -19,18 +19,31 @@ static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, 
   return MPI_SUCCESS;
 }
 
+/* Refuses the calls that Skein implements for intracommunicators only. */
+static int intra_only(skn_rank *me, skn_comm_view *v, MPI_Comm comm, const char *fn) {
+  if (!skn_comm_is_inter(v->comm)) return MPI_SUCCESS;
+  return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not supported on an intercommunicator");
+}
+
 int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler;
+  /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
+   * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
+  bool inter = skn_comm_is_inter(c);
+  skn_comm *sync = inter ? c->bridge : c;
+  int sync_rank = inter ? c->bridge_off + rank : rank;
   skn_coll_args a = {0};
-  if (rank == 0) {
-    skn_comm *created = skn_comm_create(c->size, c->members);
+  if (sync_rank == 0) {
+    skn_comm *created = inter ? skn_intercomm_create(c->size, c->members, c->rsize, c->rmembers)
+                              : skn_comm_create(c->size, c->members);
     if (created && c->topo) created->topo = skn_topo_ref(c->topo, c->size); /* immutable: shared */
     a.result = created;
   }
-  skn_coll_publish(c, rank, &a);
-  skn_comm *nc = c->slots[0]->result;
-  skn_coll_barrier(me, c);
+  skn_coll_publish(sync, sync_rank, &a);
+  skn_comm *nc = sync->slots[0]->result;
+  if (nc && inter && c->bridge_off != 0) nc = nc->other;
+  skn_coll_barrier(me, sync);
   int rc = add_view(me, fn, comm, nc, rank, errh, newcomm);
   if (rc != MPI_SUCCESS) return rc;
   /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
@@ -79,6 +92,62 @@ static int by_key(const void *x, const void *y) {
   return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
 }
 
+/* Members of `color` among sync's members [lo, lo + n), ordered by (key, old rank), into
+ * mk; returns how many. */
+static int select_color(const skn_comm *sync, int lo, int n, int color, member_key *mk) {
+  int m = 0;
+  for (int j = lo; j < lo + n; j++)
+    if (sync->slots[j]->color == color) mk[m++] = (member_key){sync->slots[j]->key, j};
+  qsort(mk, (size_t)m, sizeof *mk, by_key);
+  return m;
+}
+
+/* Comm_split, and Comm_create on an intercommunicator. On an intercommunicator both
+ * groups agree through the bridge: a color forms a new intercommunicator of its members
+ * in each group (MPI_COMM_NULL when one group has none), created by its first member in
+ * side 0. */
+static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
+                     MPI_Comm *newcomm) {
+  skn_comm *c = v->comm;
+  bool inter = skn_comm_is_inter(c);
+  skn_comm *sync = inter ? c->bridge : c;
+  int rank = v->rank, errh = v->errhandler, n = sync->size, my_s = c->bridge_off + rank;
+  skn_coll_args a = {.color = color, .key = key};
+  skn_api_coll_order(me, v);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(sync, my_s, &a);
+  member_key *mk = malloc(sizeof *mk * (size_t)n);
+  skn_rank **members = malloc(sizeof *members * (size_t)n);
+  int m = 0, mr = 0, my_new = -1;
+  bool ok = mk && members;
+  if (ok && color != MPI_UNDEFINED) {
+    m = select_color(sync, c->bridge_off, c->size, color, mk);
+    if (inter) mr = select_color(sync, c->remote_off, c->rsize, color, mk + m);
+    for (int i = 0; i < m + mr; i++) members[i] = sync->members[mk[i].rank];
+    for (int i = 0; i < m; i++)
+      if (mk[i].rank == my_s) my_new = i;
+    if (my_new == 0 && !inter) a.result = skn_comm_create(m, members);
+    if (my_new == 0 && inter && mr > 0 && c->bridge_off == 0) a.result = skn_intercomm_create(m, members, mr, members + m);
+  }
+  skn_coll_barrier(me, sync); /* creators have created theirs */
+  skn_comm *nc = NULL;
+  if (ok && color != MPI_UNDEFINED && (!inter || mr > 0)) {
+    int creator = !inter || c->bridge_off == 0 ? mk[0].rank : mk[m].rank;
+    nc = sync->slots[creator]->result;
+    if (nc && inter && c->bridge_off != 0) nc = nc->other;
+  }
+  skn_coll_barrier(me, sync); /* nobody reads the slots any more */
+  skn_api_leave(me);
+  free(mk);
+  free(members);
+  if (color == MPI_UNDEFINED || (inter && mr == 0)) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  if (!ok) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  return add_view(me, fn, comm, nc, my_new, errh, newcomm);
+}
+
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   static const char fn[] = "MPI_Comm_split";
   skn_rank *me = skn_api_self(fn);
@@ -86,37 +155,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   if (!v) return comm_error(me, comm, fn);
   if (color < 0 && color != MPI_UNDEFINED)
     return skn_api_error(me, comm, MPI_ERR_ARG, fn, "color=%d (must be >= 0 or MPI_UNDEFINED)", color);
-  skn_api_coll_order(me, v);
-  skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler, n = c->size;
-  skn_coll_args a = {.color = color, .key = key};
-  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_coll_publish(c, rank, &a);
-  /* Members of my color, ordered by (key, old rank); the first creates the communicator. */
-  member_key *mk = malloc(sizeof *mk * (size_t)n);
-  skn_rank **members = malloc(sizeof *members * (size_t)n);
-  int m = 0, my_new = -1;
-  if (mk && members && color != MPI_UNDEFINED) {
-    for (int j = 0; j < n; j++)
-      if (c->slots[j]->color == color) mk[m++] = (member_key){c->slots[j]->key, j};
-    qsort(mk, (size_t)m, sizeof *mk, by_key);
-    for (int i = 0; i < m; i++) {
-      members[i] = c->members[mk[i].rank];
-      if (mk[i].rank == rank) my_new = i;
-    }
-    if (my_new == 0) a.result = skn_comm_create(m, members);
-  }
-  skn_coll_barrier(me, c); /* leaders have created theirs */
-  skn_comm *nc = (color != MPI_UNDEFINED && mk && members) ? c->slots[mk[0].rank]->result : NULL;
-  skn_coll_barrier(me, c); /* nobody reads the slots any more */
-  skn_api_leave(me);
-  free(mk);
-  free(members);
-  if (color == MPI_UNDEFINED) {
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-  }
-  return add_view(me, fn, comm, nc, my_new, errh, newcomm);
+  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+  return split_now(me, fn, comm, v, color, key, newcomm);
 }
 SKN_WEAK_ALIAS(Comm_split);
 
@@ -160,39 +200,46 @@ static int cmp_rank_ptr(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
+/* MPI_CONGRUENT (same members, same order), MPI_SIMILAR, MPI_UNEQUAL, or -1 when out of memory. */
+static int compare_members(int n, skn_rank *const *x, int ny, skn_rank *const *y) {
+  if (n != ny) return MPI_UNEQUAL;
+  size_t bytes = sizeof(skn_rank *) * (size_t)n;
+  if (!memcmp(x, y, bytes)) return MPI_CONGRUENT;
+  skn_rank **sx = malloc(bytes), **sy = malloc(bytes);
+  int result = -1;
+  if (sx && sy) {
+    memcpy(sx, x, bytes);
+    memcpy(sy, y, bytes);
+    qsort(sx, (size_t)n, sizeof *sx, cmp_rank_ptr);
+    qsort(sy, (size_t)n, sizeof *sy, cmp_rank_ptr);
+    result = memcmp(sx, sy, bytes) ? MPI_UNEQUAL : MPI_SIMILAR;
+  }
+  free(sx);
+  free(sy);
+  return result;
+}
+
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
   static const char fn[] = "MPI_Comm_compare";
   skn_rank *me = skn_api_self(fn);
   skn_comm_view *a = skn_api_comm(me, comm1), *b = skn_api_comm(me, comm2);
   if (!a) return comm_error(me, comm1, fn);
   if (!b) return comm_error(me, comm2, fn);
+  if (!result) return skn_api_error(me, comm1, MPI_ERR_ARG, fn, "result=NULL");
   skn_comm *x = a->comm, *y = b->comm;
   if (x == y) {
     *result = MPI_IDENT;
     return MPI_SUCCESS;
   }
-  if (x->size != y->size) {
+  if (skn_comm_is_inter(x) != skn_comm_is_inter(y)) {
     *result = MPI_UNEQUAL;
     return MPI_SUCCESS;
   }
-  if (!memcmp(x->members, y->members, sizeof(skn_rank *) * (size_t)x->size)) {
-    *result = MPI_CONGRUENT;
-    return MPI_SUCCESS;
-  }
-  size_t bytes = sizeof(skn_rank *) * (size_t)x->size;
-  skn_rank **sx = malloc(bytes), **sy = malloc(bytes);
-  if (!sx || !sy) {
-    free(sx);
-    free(sy);
-    return skn_api_error(me, comm1, MPI_ERR_NO_MEM, fn, "out of memory");
-  }
-  memcpy(sx, x->members, bytes);
-  memcpy(sy, y->members, bytes);
-  qsort(sx, (size_t)x->size, sizeof *sx, cmp_rank_ptr);
-  qsort(sy, (size_t)y->size, sizeof *sy, cmp_rank_ptr);
-  *result = memcmp(sx, sy, bytes) ? MPI_UNEQUAL : MPI_SIMILAR;
-  free(sx);
-  free(sy);
+  /* Intercommunicators compare both groups; the weaker answer wins. */
+  int local = compare_members(x->size, x->members, y->size, y->members), remote = MPI_CONGRUENT;
+  if (skn_comm_is_inter(x) && local >= 0) remote = compare_members(x->rsize, x->rmembers, y->rsize, y->rmembers);
+  if (local < 0 || remote < 0) return skn_api_error(me, comm1, MPI_ERR_NO_MEM, fn, "out of memory");
+  *result = local > remote ? local : remote;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Comm_compare);
@@ -219,8 +266,10 @@ SKN_WEAK_ALIAS(Comm_get_name);
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
   skn_rank *me = skn_api_self("MPI_Comm_test_inter");
-  if (!skn_api_comm(me, comm)) return comm_error(me, comm, "MPI_Comm_test_inter");
-  *flag = 0; /* intercommunicators are not implemented yet */
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, "MPI_Comm_test_inter");
+  if (!flag) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag=NULL");
+  *flag = skn_comm_is_inter(v->comm);
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Comm_test_inter);
@@ -268,6 +317,10 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     free(members);
     return rc;
   }
+  if (skn_comm_is_inter(c)) { /* each group gives a subgroup of its own: a split by membership */
+    free(members);
+    return split_now(me, fn, comm, v, my >= 0 ? 0 : MPI_UNDEFINED, my, newcomm);
+  }
   skn_api_coll_order(me, v);
   /* As in split: the group's rank 0 creates the communicator and the other members read
    * it from that rank's slot, so disjoint groups given by different ranks work too. */
@@ -298,11 +351,13 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
   if (tag < 0) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be in [0, %d])", tag, SKN_TAG_UB);
   if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+  int rc = intra_only(me, v, comm, fn);
+  if (rc != MPI_SUCCESS) return rc;
   skn_comm *c = v->comm;
   int errh = v->errhandler, my = -1;
   skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
   if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-  int rc = group_members(me, fn, comm, c, g, members, &my, NULL);
+  rc = group_members(me, fn, comm, c, g, members, &my, NULL);
   if (rc != MPI_SUCCESS || my < 0) { /* a caller outside the group gets MPI_COMM_NULL */
     free(members);
     if (rc == MPI_SUCCESS) *newcomm = MPI_COMM_NULL;
@@ -315,3 +370,152 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   return add_view(me, fn, comm, nc, my, errh, newcomm);
 }
 SKN_WEAK_ALIAS(Comm_create_group);
+
+/* ------------------------------------------------------------------ intercommunicators */
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
+  static const char fn[] = "MPI_Comm_remote_size";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not an intercommunicator");
+  if (!size) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "size=NULL");
+  *size = v->comm->rsize;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_remote_size);
+
+/* What the two leaders tell each other: their group and who they are. */
+typedef struct leader_hello {
+  skn_comm *group;
+  int world_rank;
+} leader_hello;
+
+static bool groups_overlap(const skn_comm *a, const skn_comm *b) {
+  bool *in_a = calloc((size_t)skn_job_g.size, sizeof *in_a), overlap = false;
+  if (!in_a) return true; /* refuse rather than risk it; reported as an argument error */
+  for (int i = 0; i < a->size; i++) in_a[a->members[i]->world_rank] = true;
+  for (int i = 0; i < b->size && !overlap; i++) overlap = in_a[b->members[i]->world_rank];
+  free(in_a);
+  return overlap;
+}
+
+/* The leaders' part of MPI_Intercomm_create: agree with the remote leader over peer_comm
+ * on the new intercommunicator. The leader with the lower world rank creates it (its
+ * group becomes side 0) and sends the other leader a pointer: both live in this process.
+ * Returns this group's side, or NULL with *err set. */
+static skn_comm *leaders_agree(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm peer_comm, int remote_leader,
+                               int tag, int *err) {
+  skn_comm_view *pv = skn_api_comm(me, peer_comm);
+  if (!pv) {
+    *err = skn_api_error(me, peer_comm, MPI_ERR_COMM, fn, "peer_comm=%#x is not a valid communicator",
+                         (unsigned)peer_comm);
+    return NULL;
+  }
+  if (remote_leader < 0 || remote_leader >= pv->comm->rsize) {
+    *err = skn_api_error(me, peer_comm, MPI_ERR_RANK, fn, "remote_leader=%d (peer_comm size %d)", remote_leader,
+                         pv->comm->rsize);
+    return NULL;
+  }
+  leader_hello mine = {local, me->world_rank}, theirs;
+  int rc = PMPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, remote_leader, tag, &theirs, sizeof theirs, MPI_BYTE,
+                         remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    *err = rc;
+    return NULL;
+  }
+  skn_comm *side = NULL;
+  if (me->world_rank < theirs.world_rank) {
+    skn_comm *remote = theirs.group; /* its members wait in this call: it stays valid */
+    if (!groups_overlap(local, remote))
+      side = skn_intercomm_create(local->size, local->members, remote->size, remote->members);
+    rc = PMPI_Send(&side, sizeof side, MPI_BYTE, remote_leader, tag, peer_comm);
+  } else {
+    rc = PMPI_Recv(&side, sizeof side, MPI_BYTE, remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
+    if (side) side = side->other;
+  }
+  if (rc != MPI_SUCCESS) *err = rc;
+  else if (!side) *err = skn_api_error(me, peer_comm, MPI_ERR_ARG, fn, "the two groups overlap, or out of memory");
+  return side;
+}
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm *newintercomm) {
+  static const char fn[] = "MPI_Intercomm_create";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, local_comm);
+  if (!v) return comm_error(me, local_comm, fn);
+  int rc = intra_only(me, v, local_comm, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!newintercomm) return skn_api_error(me, local_comm, MPI_ERR_ARG, fn, "newintercomm=NULL");
+  skn_comm *c = v->comm;
+  if (local_leader < 0 || local_leader >= c->size)
+    return skn_api_error(me, local_comm, MPI_ERR_RANK, fn, "local_leader=%d (communicator size %d)", local_leader,
+                         c->size);
+  if (tag < 0) return skn_api_error(me, local_comm, MPI_ERR_TAG, fn, "tag=%d", tag);
+  int rank = v->rank, errh = v->errhandler;
+  skn_api_coll_order(me, v);
+  /* The leader reports its own errors; the others learn the error class from its slot, so
+   * nobody waits for a leader that gave up. */
+  skn_coll_args a = {0};
+  if (rank == local_leader) a.result = leaders_agree(me, fn, c, peer_comm, remote_leader, tag, &a.color);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
+  skn_coll_publish(c, rank, &a);
+  skn_comm *side = c->slots[local_leader]->result;
+  int err = c->slots[local_leader]->color;
+  skn_coll_barrier(me, c);
+  skn_api_leave(me);
+  if (!side) {
+    *newintercomm = MPI_COMM_NULL;
+    if (rank == local_leader) return err;
+    return skn_api_error(me, local_comm, err ? skn_attr_errclass(err) : MPI_ERR_OTHER, fn,
+                         "the local leader (rank %d) could not create the intercommunicator", local_leader);
+  }
+  return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
+}
+SKN_WEAK_ALIAS(Intercomm_create);
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
+  static const char fn[] = "MPI_Intercomm_merge";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, intercomm);
+  if (!v) return comm_error(me, intercomm, fn);
+  if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, intercomm, MPI_ERR_COMM, fn, "not an intercommunicator");
+  if (!newintracomm) return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "newintracomm=NULL");
+  skn_comm *c = v->comm, *bridge = c->bridge;
+  int rank = v->rank, errh = v->errhandler, me_b = c->bridge_off + rank;
+  int n0 = c->bridge_off == 0 ? c->size : c->rsize, n = bridge->size;
+  skn_api_coll_order(me, v);
+  skn_coll_args a = {.color = high != 0};
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_publish(bridge, me_b, &a);
+  /* Every member sees every flag, so all agree on the order and on any error. */
+  int h0 = bridge->slots[0]->color, h1 = bridge->slots[n0]->color;
+  bool consistent = true;
+  for (int i = 0; i < n; i++) consistent &= bridge->slots[i]->color == (i < n0 ? h0 : h1);
+  bool side0_first = h0 == h1 || !h0; /* the low group first; side 0 first on a tie */
+  if (me_b == 0 && consistent) {
+    skn_rank **m = malloc(sizeof *m * (size_t)n);
+    if (m) {
+      int k = 0;
+      for (int pass = 0; pass < 2; pass++) {
+        bool take_side0 = (pass == 0) == side0_first;
+        for (int i = take_side0 ? 0 : n0; i < (take_side0 ? n0 : n); i++) m[k++] = bridge->members[i];
+      }
+      a.result = skn_comm_create(n, m);
+      free(m);
+    }
+  }
+  skn_coll_barrier(me, bridge); /* the merged communicator exists */
+  skn_comm *nc = bridge->slots[0]->result;
+  skn_coll_barrier(me, bridge); /* slot 0 is no longer read */
+  skn_api_leave(me);
+  if (!consistent) {
+    *newintracomm = MPI_COMM_NULL;
+    return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "the members of one group passed different values of high");
+  }
+  bool mine_first = (c->bridge_off == 0) == side0_first;
+  int new_rank = mine_first ? rank : c->rsize + rank;
+  return add_view(me, fn, intercomm, nc, new_rank, errh, newintracomm);
+}
+SKN_WEAK_ALIAS(Intercomm_merge);

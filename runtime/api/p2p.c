@@ -32,9 +32,9 @@ static __attribute__((noinline, cold)) int p2p_arg_error(skn_rank *me, const cha
   if (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))
     return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be %sin [0, %d])", tag,
                          is_recv ? "MPI_ANY_TAG or " : "", SKN_TAG_UB);
-  if ((unsigned)peer >= (unsigned)v->comm->size && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))
-    return skn_api_error(me, comm, MPI_ERR_RANK, fn, "%s=%d (communicator size %d)", is_recv ? "source" : "dest",
-                         peer, v->comm->size);
+  if ((unsigned)peer >= (unsigned)v->comm->rsize && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))
+    return skn_api_error(me, comm, MPI_ERR_RANK, fn, "%s=%d (%scommunicator size %d)", is_recv ? "source" : "dest",
+                         peer, skn_comm_is_inter(v->comm) ? "remote group of the inter" : "", v->comm->rsize);
   if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
     return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
   return -1; /* MPI_PROC_NULL */
@@ -48,7 +48,7 @@ static inline int check_send_t(skn_rank *me, const char *fn, const void *buf, in
                                const skn_dtype *resolved, int dest, int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
   skn_comm_view *v = skn_api_comm(me, comm);
   const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
-  if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->size ||
+  if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->rsize ||
                    (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
     return p2p_arg_error(me, fn, false, buf, count, dt, dest, tag, comm);
   skn_comm *c = v->comm;
@@ -59,7 +59,7 @@ static inline int check_send_t(skn_rank *me, const char *fn, const void *buf, in
   m->src = v->rank;
   m->tag = tag;
   m->comm = comm;
-  m->peer = c->members[dest];
+  m->peer = c->rmembers[dest];
   m->mode = mode;
   return MPI_SUCCESS;
 }
@@ -69,7 +69,7 @@ static inline int check_recv_t(skn_rank *me, const char *fn, void *buf, int coun
   skn_comm_view *v = skn_api_comm(me, comm);
   const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
   if (SKN_UNLIKELY(!v || !t || count < 0 || (tag < 0 && tag != MPI_ANY_TAG) ||
-                   ((unsigned)source >= (unsigned)v->comm->size && source != MPI_ANY_SOURCE) ||
+                   ((unsigned)source >= (unsigned)v->comm->rsize && source != MPI_ANY_SOURCE) ||
                    (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
     return p2p_arg_error(me, fn, true, buf, count, dt, source, tag, comm);
   r->kind = SKN_REQ_RECV;

@@ -431,10 +431,10 @@ static int check_probe(skn_rank *me, const char *fn, int source, int tag, MPI_Co
   skn_comm_view *v = skn_api_comm(me, comm);
   if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
   if (tag < 0 && tag != MPI_ANY_TAG) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d", tag);
-  if ((unsigned)source >= (unsigned)v->comm->size) {
+  if ((unsigned)source >= (unsigned)v->comm->rsize) {
     if (source == MPI_PROC_NULL) return -1;
     if (source != MPI_ANY_SOURCE)
-      return skn_api_error(me, comm, MPI_ERR_RANK, fn, "source=%d (communicator size %d)", source, v->comm->size);
+      return skn_api_error(me, comm, MPI_ERR_RANK, fn, "source=%d (communicator size %d)", source, v->comm->rsize);
   }
   *ctx = v->comm->ctx;
   return MPI_SUCCESS;

@@ -147,34 +147,26 @@ void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
 /* ------------------------------------------------------------------ reductions */
 
 /* Bytes from the start of element 0 to the end of element n-1. */
-static size_t span_of(size_t n, const skn_dtype *t) {
+size_t skn_coll_span(size_t n, const skn_dtype *t) {
   if (n == 0) return 0;
   return (size_t)((ptrdiff_t)(n - 1) * t->extent + t->true_lb + t->true_extent);
 }
 
-/* acc = in[lo..hi) of member 0 op member 1 op ... (members first..last), the standard's
- * order, built right to left so that non-commutative user ops see (a op b). */
-static skn_status reduce_range(skn_comm *c, const skn_coll_args *a, int last, size_t lo, size_t hi,
-                               void *acc, bool (*input)(const skn_coll_args *, int, const void **)) {
-  size_t n = hi - lo;
-  if (n == 0) return SKN_OK;
-  const skn_dtype *t = a->st;
-  const void *src;
-  input(c->slots[last], last, &src);
-  memcpy(acc, at(src, lo, t), span_of(n, t));
-  int len = (int)n, dth = a->dt_handle;
-  for (int k = last - 1; k >= 0; k--) {
-    input(c->slots[k], k, &src);
-    if (a->user_fn) a->user_fn(at(src, lo, t), acc, &len, &dth);
-    else skn_op_apply(a->op, dth & 0xffffff, at(src, lo, t), acc, n);
-  }
-  return SKN_OK;
-}
+static inline const void *input_of(const skn_coll_args *s) { return s->sbuf == MPI_IN_PLACE ? s->rbuf : s->sbuf; }
 
-static bool input_of(const skn_coll_args *s, int k, const void **p) {
-  (void)k;
-  *p = s->sbuf == MPI_IN_PLACE ? s->rbuf : s->sbuf;
-  return true;
+/* Built right to left so that non-commutative user ops see (a op b), the standard's order. */
+void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int first, int last, size_t lo,
+                             size_t hi, void *acc) {
+  size_t n = hi - lo;
+  if (n == 0 || last < first) return;
+  const skn_dtype *t = a->st;
+  memcpy(acc, at(input_of(slots[last]), lo, t), skn_coll_span(n, t));
+  int len = (int)n, dth = a->dt_handle;
+  for (int k = last - 1; k >= first; k--) {
+    const void *src = at(input_of(slots[k]), lo, t);
+    if (a->user_fn) a->user_fn((void *)(uintptr_t)src, acc, &len, &dth);
+    else skn_op_apply(a->op, dth & 0xffffff, src, acc, n);
+  }
 }
 
 static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
@@ -189,7 +181,7 @@ static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi)
 static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_publish(c, rank, a);
   char acc[SKN_SMALL_ALLREDUCE];
-  reduce_range(c, a, c->size - 1, 0, a->scount, acc, input_of);
+  skn_coll_reduce_members(c->slots, a, 0, c->size - 1, 0, a->scount, acc);
   if (a->sbuf != MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
   skn_coll_barrier(NULL, c); /* our input is no longer read by anyone */
   if (a->sbuf == MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
@@ -198,15 +190,15 @@ static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Reduce / Allreduce: member i reduces chunk i of every input, in parallel. */
 skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
-  if (all && span_of(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
+  if (all && skn_coll_span(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
   skn_coll_publish(c, rank, a);
   size_t lo, hi;
   chunk(a->scount, c->size, rank, &lo, &hi);
   char stackbuf[512];
-  size_t bytes = span_of(hi - lo, a->st);
+  size_t bytes = skn_coll_span(hi - lo, a->st);
   void *acc = bytes <= sizeof stackbuf ? stackbuf : malloc(bytes);
   skn_status st = acc ? SKN_OK : SKN_ERR_NOMEM;
-  if (acc) reduce_range(c, a, c->size - 1, lo, hi, acc, input_of);
+  if (acc) skn_coll_reduce_members(c->slots, a, 0, c->size - 1, lo, hi, acc);
   if (all) {
     /* Our chunk of our own input is read by us alone, so writing it now is safe. */
     if (acc && hi > lo) skn_dt_copy(at(a->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
@@ -232,9 +224,9 @@ skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   size_t lo = 0;
   for (int j = 0; j < rank; j++) lo += a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
   size_t hi = lo + (a->rcounts ? (size_t)a->rcounts[rank] : a->rcount);
-  size_t bytes = span_of(hi - lo, a->st);
+  size_t bytes = skn_coll_span(hi - lo, a->st);
   void *acc = malloc(bytes ? bytes : 1);
-  if (acc) reduce_range(c, a, c->size - 1, lo, hi, acc, input_of);
+  if (acc) skn_coll_reduce_members(c->slots, a, 0, c->size - 1, lo, hi, acc);
   skn_coll_barrier(NULL, c); /* inputs (possibly our receive buffer) are no longer read */
   if (acc && hi > lo) skn_dt_copy(a->rbuf, hi - lo, a->st, acc, hi - lo, a->st);
   free(acc);
@@ -245,9 +237,9 @@ skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive) {
   skn_coll_publish(c, rank, a);
   int last = exclusive ? rank - 1 : rank;
-  size_t bytes = span_of(a->scount, a->st);
+  size_t bytes = skn_coll_span(a->scount, a->st);
   void *acc = last >= 0 ? malloc(bytes ? bytes : 1) : NULL;
-  if (acc) reduce_range(c, a, last, 0, a->scount, acc, input_of);
+  if (acc) skn_coll_reduce_members(c->slots, a, 0, last, 0, a->scount, acc);
   skn_coll_barrier(NULL, c);
   if (acc && a->scount) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
   free(acc);

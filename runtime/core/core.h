@@ -299,11 +299,20 @@ typedef struct skn_coll_args {
   void *result;           /* a value one member hands the others (e.g. a new communicator) */
 } skn_coll_args;
 
-/* Shared by the members; immutable except for the collective state. */
+/* Shared by the members; immutable except for the collective state.
+ * An intercommunicator is two of these, one per group, sharing one context id: each
+ * side's `members` is its local group and `rmembers` the remote one, so point-to-point
+ * code is the same for both kinds. Their collectives run on `bridge`, an internal
+ * intracommunicator of both groups (side 0 first). */
 typedef struct skn_comm {
   int ctx;             /* point-to-point context; ctx + 1 is for collectives */
   int size;
   struct skn_rank **members; /* comm rank -> rank */
+  int rsize;                 /* remote group; rsize == size and rmembers == members when intra */
+  struct skn_rank **rmembers;
+  struct skn_comm *bridge;   /* intercommunicator only */
+  struct skn_comm *other;    /* intercommunicator: the remote group's side */
+  int bridge_off, remote_off; /* where the local and remote groups start in bridge */
   _Atomic(int) refs;   /* members holding a view; the last MPI_Comm_free releases it */
   skn_barrier barrier;
   skn_coll_args **slots; /* one per member, valid between the publish and done barriers */
@@ -434,12 +443,17 @@ static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
 SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name);
 /* New shared communicator with a fresh context id; members copied. */
 SKN_INTERNAL skn_comm *skn_comm_create(int size, skn_rank *const *members);
+/* New intercommunicator between groups a (side 0) and b (side 1), members copied;
+ * returns side 0 (side 1 is its `other`), or NULL when out of memory. */
+SKN_INTERNAL skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b);
+/* Drops one member's reference (for an intercommunicator: to its side and the bridge). */
 SKN_INTERNAL void skn_comm_release(skn_comm *c);
-
-/* ================================================================ point-to-point */
+static inline bool skn_comm_is_inter(const skn_comm *c) { return c->bridge != NULL; }
 
 typedef struct skn_msg {
   const void *buf;
+/* ================================================================ point-to-point */
+
   size_t count;
   const skn_dtype *dt;
   int ctx, src, tag; /* src: sender's rank in the communicator */
@@ -482,8 +496,26 @@ SKN_INTERNAL skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a,
 SKN_INTERNAL skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
 
-/* Predefined reduction kernels (op.c); op and type are handle indexes. */
-SKN_INTERNAL bool skn_op_defined(int op, int type);
+/* Intercommunicator collectives (core/intercoll.c): c is the caller's side, rank its
+ * rank in the local group. Roots follow the standard: MPI_ROOT at the root, MPI_PROC_NULL
+ * elsewhere in its group, the root's rank in the other group. Counts and displacement
+ * arrays are indexed by remote rank, except reduce_scatter's (local group). */
+SKN_INTERNAL void skn_icoll_barrier(skn_comm *c);
+SKN_INTERNAL void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
+SKN_INTERNAL skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
+/* The kernel shared with core/coll.c: acc = input(first) op ... op input(last), elements
+ * [lo, hi), where input(k) reads slots[k] of `slots`. */
+SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int first, int last,
+                                          size_t lo, size_t hi, void *acc);
+SKN_INTERNAL size_t skn_coll_span(size_t n, const skn_dtype *t);
+
 SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
 
+/* Predefined reduction kernels (op.c); op and type are handle indexes. */
+SKN_INTERNAL bool skn_op_defined(int op, int type);
 #endif

@@ -11,6 +11,8 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
   c->ctx = ctx;
   c->size = size;
   c->members = members;
+  c->rsize = size;
+  c->rmembers = members;
   atomic_init(&c->refs, size);
   c->barrier.waiters = calloc((size_t)size, sizeof(skn_unit *));
   c->slots = calloc((size_t)size, sizeof(skn_coll_args *));
@@ -21,30 +23,79 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
  * A 32-bit counter outlasts 10^9 communicator creations. */
 static _Atomic(int) next_ctx = 4;
 
-skn_comm *skn_comm_create(int size, skn_rank *const *members) {
+static void comm_free(skn_comm *c) {
+  if (!c) return;
+  free(c->barrier.waiters);
+  free(c->slots);
+  if (c->rmembers != c->members) free(c->rmembers);
+  free(c->members);
+  free(c);
+}
+
+static skn_comm *comm_new(int ctx, int size, skn_rank *const *members) {
   skn_comm *c = calloc(1, sizeof *c);
   skn_rank **m = malloc(sizeof *m * (size_t)(size ? size : 1));
-  if (!c || !m) goto fail;
-  for (int i = 0; i < size; i++) m[i] = members[i];
-  if (init_comm(c, atomic_fetch_add(&next_ctx, 2), size, m) != 0) goto fail;
-  return c;
-fail:
-  if (c) {
-    free(c->barrier.waiters);
-    free(c->slots);
+  if (!c || !m) {
+    free(c);
+    free(m);
+    return NULL;
   }
-  free(c);
-  free(m);
-  return NULL;
+  for (int i = 0; i < size; i++) m[i] = members[i];
+  if (init_comm(c, ctx, size, m) != 0) {
+    comm_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+skn_comm *skn_comm_create(int size, skn_rank *const *members) {
+  return comm_new(atomic_fetch_add(&next_ctx, 2), size, members);
+}
+
+/* Each side owns a copy of the remote member list: MPI_Comm_remote_group stays valid
+ * after the other group has freed its handles. */
+static bool set_remote(skn_comm *side, int n, skn_rank *const *members) {
+  skn_rank **m = malloc(sizeof *m * (size_t)(n ? n : 1));
+  if (!m) return false;
+  for (int i = 0; i < n; i++) m[i] = members[i];
+  side->rsize = n;
+  side->rmembers = m;
+  return true;
+}
+
+skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b) {
+  int ctx = atomic_fetch_add(&next_ctx, 2);
+  skn_rank **both = malloc(sizeof *both * (size_t)(na + nb));
+  skn_comm *s0 = comm_new(ctx, na, a), *s1 = comm_new(ctx, nb, b), *bridge = NULL;
+  if (both) {
+    memcpy(both, a, sizeof *both * (size_t)na);
+    memcpy(both + na, b, sizeof *both * (size_t)nb);
+    bridge = skn_comm_create(na + nb, both);
+  }
+  free(both);
+  if (!s0 || !s1 || !bridge || !set_remote(s0, nb, b) || !set_remote(s1, na, a)) {
+    comm_free(s0);
+    comm_free(s1);
+    comm_free(bridge);
+    return NULL;
+  }
+  s0->bridge = bridge;
+  s0->other = s1;
+  s0->bridge_off = 0;
+  s0->remote_off = na;
+  s1->bridge = bridge;
+  s1->other = s0;
+  s1->bridge_off = na;
+  s1->remote_off = 0;
+  return s0;
 }
 
 void skn_comm_release(skn_comm *c) {
+  skn_comm *bridge = c->bridge;
+  if (bridge) skn_comm_release(bridge);
   if (atomic_fetch_sub(&c->refs, 1) != 1) return;
   if (c == &skn_job_g.world || (c >= skn_job_g.self_comms && c < skn_job_g.self_comms + skn_job_g.size)) return;
-  free(c->barrier.waiters);
-  free(c->slots);
-  free(c->members);
-  free(c);
+  comm_free(c);
 }
 
 int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name) {

@@ -450,6 +450,11 @@ SKN_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result));
 SKN_DECL(int, Comm_set_name, (MPI_Comm comm, const char *name));
 SKN_DECL(int, Comm_get_name, (MPI_Comm comm, char *name, int *resultlen));
 SKN_DECL(int, Comm_test_inter, (MPI_Comm comm, int *flag));
+SKN_DECL(int, Comm_remote_size, (MPI_Comm comm, int *size));
+SKN_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group));
+SKN_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                 int tag, MPI_Comm *newintercomm));
+SKN_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm));
 
 /* collectives */
 SKN_DECL(int, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm));
