@@ -1,21 +1,34 @@
 /* skeinrun (also installed as mpiexec and mpirun): runs an MPI program built with Skein.
- * All ranks live in one process, so on one machine the launcher only sets the job's
- * configuration in the environment and becomes the program (exec): it costs no memory
- * and forwards nothing, and the program's exit status is the job's. */
+ * All ranks of a process are threads of it, so with one process (the default) the launcher
+ * only sets the job's configuration in the environment and becomes the program (exec): it
+ * costs no memory and forwards nothing, and the program's exit status is the job's.
+ * With --procs P it stays: it forks P processes with block-distributed ranks, serves
+ * them a key-value exchange (netlayer/pmi/server.c), forwards signals, and ends the job
+ * when a process dies abnormally. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../../netlayer/pmi/server.h"
 
 static const char usage[] =
     "usage: skeinrun [options] program [args...]\n"
-    "  -n, -np N            number of ranks (default 1)\n"
+    "  -n, -np N            number of ranks (default 1, or one per process)\n"
+    "  --procs P            run the ranks in P processes on this machine (default 1)\n"
     "  -w, --workers N      worker threads (default: usable cores; at most N)\n"
     "  --stack-size SIZE    stack of each rank, e.g. 8M (default 8M, virtual)\n"
     "  --eager-limit SIZE   largest message buffered when no receive is posted (default 64k)\n"
@@ -83,15 +96,245 @@ static char *find_in_path(const char *prog) {
   return NULL;
 }
 
+/* ------------------------------------------------------------------ several processes */
+
+#define MAX_PROCS 4096
+#define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL: a job ends within this of a failure */
+
+typedef struct {
+  pid_t pid; /* 0 once reaped */
+  int first, count;
+} child;
+
+static struct {
+  child *kids;
+  int nprocs, live;
+  int code;           /* the job's exit code: the first failure's */
+  bool ending;        /* the others have been told to stop */
+  bool forwarded;     /* a user's signal was passed on: deaths by it are expected */
+  int forwarded_sig;
+  long long kill_at;  /* ms: SIGKILL whoever is left; 0 = not scheduled */
+  skn_pmi_server *server;
+} job;
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static const char *ranks_of(int p) {
+  static char buf[64];
+  child *c = &job.kids[p];
+  if (c->count == 1) snprintf(buf, sizeof buf, "rank %d", c->first);
+  else snprintf(buf, sizeof buf, "ranks %d-%d", c->first, c->first + c->count - 1);
+  return buf;
+}
+
+static void signal_all(int sig) {
+  for (int p = 0; p < job.nprocs; p++)
+    if (job.kids[p].pid > 0) kill(job.kids[p].pid, sig);
+}
+
+/* Ends the job with `code` (unless it is ending already): the other processes get
+   SIGTERM now and SIGKILL after KILL_GRACE_MS. */
+static void end_job(int code) {
+  if (job.ending) return;
+  job.ending = true;
+  job.code = code;
+  if (job.live > 0) {
+    fprintf(stderr, "skeinrun: ending the job: stopping the %d remaining process%s\n", job.live,
+            job.live == 1 ? "" : "es");
+    signal_all(SIGTERM);
+    job.kill_at = now_ms() + KILL_GRACE_MS;
+  }
+}
+
+static void on_abort(void *ctx, int p, int code, const char *msg) {
+  if (job.ending) return;
+  fprintf(stderr, "skeinrun: process %d (%s) aborted the job with code %d%s%s\n", p, ranks_of(p), code,
+          *msg ? ": " : "", msg);
+  end_job(code);
+}
+
+static void reaped(pid_t pid, int status) {
+  int p = 0;
+  while (p < job.nprocs && job.kids[p].pid != pid) p++;
+  if (p == job.nprocs) return; /* not ours (cannot happen: we have no other children) */
+  job.kids[p].pid = 0;
+  job.live--;
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (job.ending) return;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    if (job.forwarded && sig == job.forwarded_sig) {
+      end_job(code); /* the user's signal: no need to explain */
+      return;
+    }
+    fprintf(stderr, "skeinrun: process %d (%s) was killed by signal %d (%s)\n", p, ranks_of(p), sig,
+            strsignal(sig));
+    end_job(code);
+  } else if (code != 0) {
+    fprintf(stderr, "skeinrun: process %d (%s) exited with code %d\n", p, ranks_of(p), code);
+    end_job(code);
+  } else if (skn_pmi_server_fence_waits_for(job.server, p)) {
+    fprintf(stderr, "skeinrun: process %d (%s) exited without joining the key-value fence the others wait in\n",
+            p, ranks_of(p));
+    end_job(1);
+  }
+}
+
+static bool make_secret(char out[SKN_PMI_SECRET_LEN + 1]) {
+  unsigned char raw[SKN_PMI_SECRET_LEN / 2];
+  size_t got = 0;
+  while (got < sizeof raw) {
+    ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    got += (size_t)r;
+  }
+  for (size_t i = 0; i < sizeof raw; i++) sprintf(out + 2 * i, "%02x", raw[i]);
+  return true;
+}
+
+static void set_int(const char *var, long v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%ld", v);
+  set(var, buf);
+}
+
+/* Runs prog in nprocs processes; returns the job's exit code. */
+static int launch(const char *prog, char **args, int nprocs, long nranks) {
+  /* A private directory (mkdtemp: 0700) holds the socket: only our user can reach it, and
+     the secret keeps out that user's other programs. */
+  const char *tmp = getenv("TMPDIR");
+  char dir[108], path[120], secret[SKN_PMI_SECRET_LEN + 1];
+  snprintf(dir, sizeof dir, "%s/skein-XXXXXX", tmp && *tmp && strlen(tmp) < 60 ? tmp : "/tmp");
+  if (!mkdtemp(dir)) die("cannot create a directory for the key-value service", strerror(errno));
+  snprintf(path, sizeof path, "%s/pmi", dir);
+  if (!make_secret(secret)) die("cannot draw the job's secret", strerror(errno));
+
+  sigset_t mask, old;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, &old);
+  int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  job.server = skn_pmi_server_create(path, nprocs, secret, on_abort, NULL);
+  if (sfd < 0 || !job.server) {
+    rmdir(dir);
+    die("cannot start the key-value service", sfd < 0 ? strerror(errno) : path);
+  }
+  job.nprocs = nprocs;
+  job.kids = calloc((size_t)nprocs, sizeof *job.kids);
+  pid_t me = getpid();
+  set(SKN_PMI_ENV_ADDR, path);
+  set(SKN_PMI_ENV_SECRET, secret);
+  set_int("SKEIN_PROCS", nprocs);
+  set_int("SKEIN_NP", nranks);
+  for (int p = 0; p < nprocs; p++) {
+    int first, count;
+    skn_pmi_block((int)nranks, nprocs, p, &first, &count);
+    job.kids[p].first = first;
+    job.kids[p].count = count;
+    pid_t pid = fork();
+    if (pid < 0) {
+      fprintf(stderr, "skeinrun: cannot start process %d: %s\n", p, strerror(errno));
+      end_job(1);
+      break;
+    }
+    if (pid == 0) {
+      /* The child: dies with the launcher (no orphans if it is killed), unblocks the
+         signals, and only process 0 reads the launcher's stdin. */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != me) _exit(1);
+      sigprocmask(SIG_SETMASK, &old, NULL);
+      set_int("SKEIN_PROC", p);
+      set_int("SKEIN_FIRST_RANK", first);
+      set_int("SKEIN_LOCAL_NP", count);
+      if (p > 0) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != STDIN_FILENO) {
+          dup2(null, STDIN_FILENO);
+          close(null);
+        }
+      }
+      execv(prog, args);
+      fprintf(stderr, "skeinrun: process %d: cannot run %s: %s\n", p, prog, strerror(errno));
+      _exit(127);
+    }
+    job.kids[p].pid = pid;
+    job.live++;
+  }
+
+  int maxfds = 1 + skn_pmi_server_maxfds(job.server);
+  struct pollfd *fds = calloc((size_t)maxfds, sizeof *fds);
+  while (job.live > 0) {
+    fds[0] = (struct pollfd){sfd, POLLIN, 0};
+    int n = skn_pmi_server_pollfds(job.server, fds + 1);
+    int timeout = skn_pmi_server_timeout_ms(job.server);
+    if (job.kill_at) {
+      long long left = job.kill_at - now_ms();
+      if (left < 0) left = 0;
+      if (timeout < 0 || left < timeout) timeout = (int)left;
+    }
+    int rc = poll(fds, (nfds_t)(n + 1), timeout);
+    if (rc < 0 && errno != EINTR) die("poll failed", strerror(errno));
+    if (rc > 0 && (fds[0].revents & POLLIN)) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGCHLD) continue; /* reaped below */
+        if (job.forwarded && si.ssi_signo == (unsigned)job.forwarded_sig) {
+          signal_all(SIGKILL); /* asked twice: stop waiting for a graceful end */
+          continue;
+        }
+        job.forwarded = true;
+        job.forwarded_sig = (int)si.ssi_signo;
+        signal_all((int)si.ssi_signo);
+      }
+    }
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) reaped(pid, status);
+    if (rc > 0) skn_pmi_server_handle(job.server, fds + 1, n);
+    else skn_pmi_server_handle(job.server, fds + 1, 0); /* expire slow strangers */
+    if (job.kill_at && now_ms() >= job.kill_at) {
+      signal_all(SIGKILL);
+      job.kill_at = 0;
+    }
+  }
+  skn_pmi_server_destroy(job.server);
+  rmdir(dir);
+  return job.code;
+}
+
+/* A skeinrun started by a process of a --procs job must not join that job. */
+static void forget_outer_job(void) {
+  if (!getenv(SKN_PMI_ENV_ADDR)) return;
+  const char *vars[] = {SKN_PMI_ENV_ADDR, SKN_PMI_ENV_SECRET, "SKEIN_PROC", "SKEIN_PROCS", "SKEIN_FIRST_RANK",
+                        "SKEIN_LOCAL_NP"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
+}
+
 int main(int argc, char **argv) {
   int i = 1;
-  long nranks = 1;
+  long nranks = 1, nprocs = 0;
+  bool ranks_given = false;
+  forget_outer_job();
   for (; i < argc && argv[i][0] == '-'; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
       const char *v = need(argc, argv, &i);
       if (!is_count(v) || (nranks = strtol(v, NULL, 10)) < 1) die("the rank count must be a positive integer", v);
       set("SKEIN_NP", v);
+      ranks_given = true;
+    } else if (!strcmp(a, "--procs")) {
+      const char *v = need(argc, argv, &i);
+      if (!is_count(v) || (nprocs = strtol(v, NULL, 10)) < 1) die("the process count must be a positive integer", v);
     } else if (!strcmp(a, "-w") || !strcmp(a, "--workers")) {
       const char *v = need(argc, argv, &i);
       if (!is_count(v) || strtol(v, NULL, 10) < 1) die("the worker count must be a positive integer", v);
@@ -132,6 +375,40 @@ int main(int argc, char **argv) {
   }
   char *prog = find_in_path(argv[i]);
   if (!prog) die("program not found", argv[i]);
+  if (nprocs == 0) {
+    const char *v = getenv("SKEIN_PROCS");
+    nprocs = 1;
+    if (v && *v && (!is_count(v) || (nprocs = strtol(v, NULL, 10)) < 1))
+      die("SKEIN_PROCS must be a positive integer", v);
+  }
+  if (!ranks_given) {
+    const char *v = getenv("SKEIN_NP");
+    if (v && *v) {
+      if (!is_count(v) || (nranks = strtol(v, NULL, 10)) < 1) die("SKEIN_NP must be a positive integer", v);
+    } else {
+      nranks = nprocs; /* one rank per process */
+    }
+  }
+  if (nprocs > 1) {
+    if (nprocs > MAX_PROCS) die("too many processes (at most 4096)", NULL);
+    if (nprocs > nranks) {
+      fprintf(stderr, "skeinrun: %ld processes need at least %ld ranks (-n), one each\n", nprocs, nprocs);
+      return 2;
+    }
+    if (access(prog, X_OK) != 0) {
+      fprintf(stderr, "skeinrun: cannot run %s: %s\n", argv[i], strerror(errno));
+      return 127;
+    }
+    /* Until the transport between processes exists (netlayer, issue 6), each process of a
+       Skein program would run the whole job on its own: refuse rather than mislead. */
+    if (links_skein(prog)) {
+      fprintf(stderr, "skeinrun: %s is a Skein program: this build runs all ranks of a job in one "
+                      "process (the UCX transport between processes is not there yet); drop --procs\n",
+              argv[i]);
+      return 2;
+    }
+    return launch(prog, &argv[i], (int)nprocs, nranks);
+  }
   if (nranks > 1 && !links_skein(prog))
     fprintf(stderr, "skeinrun: warning: %s is not linked with Skein (build it with Skein's mpicc); "
                     "it will run as one plain process, not %ld ranks\n", argv[i], nranks);
