@@ -19,6 +19,7 @@
 
 #include "../core/core.h"
 #include "../sched/topo.h"
+#include "../../allocator/heap.h"
 #include "boot.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -44,6 +45,7 @@ static _Noreturn void real_exit(int code) {
 /* ------------------------------------------------------------------ ranks */
 
 static void rank_end(skn_rank *r, int code) {
+  skn_heap_rank_end(r->heap); /* called on the rank's ULT: flushes its tcache, keeps stats */
   r->exit_code = code;
   r->state = SKN_RANK_EXITED;
   int none = 0;
@@ -102,6 +104,7 @@ static void *thread_trampoline(void *p) {
   free(p);
   if (ts.unbind) sched_setaffinity(0, sizeof B.process_cpus, &B.process_cpus);
   skn_sched_adopt_thread(ts.rank);
+  skn_heap_adopt_thread(ts.rank->heap); /* allocate from the rank's arena */
   pthread_setspecific(B.thread_key, &B); /* any non-NULL value: runs thread_done at exit */
   return ts.fn(ts.arg);
 }
@@ -237,6 +240,8 @@ static void on_stall(void) {
 
 /* ------------------------------------------------------------------ start-up */
 
+static skn_heap *heap_of_rank(int i) { return skn_job_g.ranks[i]->heap; }
+
 static int boot_main(int argc, char **argv, char **envp) {
   B.argc = argc;
   B.argv = argv;
@@ -254,6 +259,7 @@ static int boot_main(int argc, char **argv, char **envp) {
       .stall_ms = B.cfg.deadlock_ms,
   };
   skn_sched_hooks hooks = {.poll = NULL, .stall = on_stall};
+  skn_heap_init(B.cfg.nranks);
   if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(B.cfg.nranks) != 0)
     skn_fatal("out of memory starting %d ranks", B.cfg.nranks);
   skn_job_g.eager_limit = B.cfg.eager_limit;
@@ -265,6 +271,7 @@ static int boot_main(int argc, char **argv, char **envp) {
     if (!r) skn_fatal("out of memory creating rank %d", i);
     /* block placement: consecutive ranks share a worker */
     int w = (int)((long long)i * B.cfg.nworkers / B.cfg.nranks);
+    r->heap = skn_heap_rank_create(i, skn_topo_numa_of_worker(w));
     r->unit = skn_sched_spawn(w, rank_main, r, r);
     if (!r->unit) skn_fatal("cannot create rank %d (stack of %zu bytes): %s", i, B.cfg.stack_size, strerror(errno));
   }
@@ -275,6 +282,7 @@ static int boot_main(int argc, char **argv, char **envp) {
   B.running = true;
   skn_sched_run();
   B.running = false;
+  skn_heap_report(B.cfg.nranks, heap_of_rank);
   real_exit(atomic_load(&skn_job_g.first_exit_code));
 }
 

@@ -368,6 +368,7 @@ typedef struct skn_rank {
   skn_mq mq;
   int world_rank;
   skn_unit *unit;
+  struct skn_heap *heap; /* per-rank heap (allocator/heap.h), NULL: the default arena */
   bool mt;           /* threads of this rank may call MPI concurrently */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */

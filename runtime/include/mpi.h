@@ -652,6 +652,35 @@ SKN_DECL(int, Info_free, (MPI_Info *info));
 /* The calling rank gives its worker to another ready rank; returns at once if none. */
 SKN_MPI_EXPORT int MPIX_Yield(void);
 
+/* Per-rank heap (docs/user-guide.md, "Per-rank heap"). Sizes are usable block sizes in
+ * bytes. Called by a rank or a thread it created; MPI_ERR_ARG for NULL, MPI_ERR_OTHER
+ * from a thread of no rank. With the heap off, enabled is 0 and the rest is zero. */
+typedef struct MPIX_Heap_stats {
+  int enabled;                  /* the rank has its own jemalloc arena */
+  int numa_node;                /* OS index of the node its memory is bound to, -1 if none */
+  int arena;                    /* jemalloc arena index */
+  unsigned long long nmalloc;   /* allocations by the rank and its threads (realloc: one each) */
+  unsigned long long nfree;     /* frees by the rank and its threads */
+  size_t in_use;                /* bytes allocated and not freed by the rank and its threads */
+  size_t peak;                  /* high-water mark of in_use */
+  size_t arena_allocated;       /* bytes of live blocks in the rank's arena, wherever freed */
+  size_t arena_resident;        /* resident bytes of the arena: blocks, free pages, metadata */
+  size_t arena_metadata;        /* jemalloc's own metadata for the arena */
+  size_t overhead;              /* arena_resident - arena_allocated */
+} MPIX_Heap_stats;
+SKN_MPI_EXPORT int MPIX_Heap_get_stats(MPIX_Heap_stats *stats);
+
+/* The page pool shared by the ranks of this process. */
+typedef struct MPIX_Heap_pool_stats {
+  int recycling;                /* pages freed by one arena are reused by others */
+  unsigned long long maps;      /* address space mapped for rank arenas (mmap calls) */
+  unsigned long long unmaps;    /* ... and unmapped */
+  unsigned long long reused_bytes; /* bytes handed out again while still resident */
+  unsigned long long purges, purge_bytes; /* pages given back to the kernel (madvise) */
+  size_t free_bytes;            /* now: free in the pool */
+} MPIX_Heap_pool_stats;
+SKN_MPI_EXPORT int MPIX_Heap_get_pool_stats(MPIX_Heap_pool_stats *stats);
+
 #undef SKN_DECL
 
 #ifdef __cplusplus

@@ -49,6 +49,17 @@ int skn_topo_bind_thread(int worker) {
   return rc;
 }
 
+int skn_topo_numa_of_worker(int worker) {
+  pthread_once(&once, load);
+  hwloc_obj_t c = core_of(worker);
+  if (!c) return -1;
+  /* NUMA nodes are memory children in hwloc 2: find the one whose cpuset covers the core */
+  hwloc_obj_t n = NULL;
+  while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)))
+    if (hwloc_bitmap_isincluded(c->cpuset, n->cpuset)) return (int)n->os_index;
+  return -1;
+}
+
 void skn_topo_describe(char *buf, size_t len) {
   pthread_once(&once, load);
   if (!topo) {

@@ -12,6 +12,9 @@ SKN_INTERNAL int skn_topo_ncores(void);
 SKN_INTERNAL int skn_topo_nnuma(void);
 /* Pins the calling thread to core (worker % ncores). Returns 0 on success. */
 SKN_INTERNAL int skn_topo_bind_thread(int worker);
+/* OS index of the NUMA node holding the core of `worker` (see skn_topo_bind_thread),
+ * or -1 when unknown. */
+SKN_INTERNAL int skn_topo_numa_of_worker(int worker);
 /* One-line summary, e.g. "1 package, 1 NUMA node, 2 cores, 2 PUs". */
 SKN_INTERNAL void skn_topo_describe(char *buf, size_t len);
 

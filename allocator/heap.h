@@ -1,0 +1,59 @@
+/* Per-rank heap: each rank gets its own jemalloc arena (bound to the NUMA node of its
+ * worker, extents from the process-wide pool of pool.h) and an explicit tcache.
+ * Knows ranks only as an index and a NUMA node; boot.c stores the heap in skn_rank.
+ * Thread safety: a heap's `flags` (explicit tcache) may be used only by the rank's ULTs,
+ * which all run on one worker and never switch inside malloc; the rank's kernel threads
+ * use the rank's arena through their own tcache (skn_heap_adopt_thread). */
+#ifndef SKN_ALLOC_HEAP_H
+#define SKN_ALLOC_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../runtime/base/base.h"
+
+typedef struct skn_heap {
+  int flags;   /* MALLOCX_ARENA | MALLOCX_TCACHE: allocation from the rank's ULTs */
+  int tflags;  /* MALLOCX_TCACHE: deallocation from the rank's ULTs */
+  unsigned arena, tcache;
+  int node;    /* OS index of the NUMA node, -1 when unknown */
+  int rank;
+  /* Counters in usable bytes. Written with plain stores by the ULTs (one worker) and
+   * with atomic adds by the rank's kernel threads; a block is counted by the rank that
+   * frees it, so with cross-rank frees `net` of one rank may go below zero. */
+  _Atomic(int64_t) net, tnet;
+  _Atomic(int64_t) peak;           /* high-water mark of net + tnet */
+  _Atomic(uint64_t) nmalloc, nfree, tnmalloc, tnfree;
+  bool ended;                      /* end_stats valid */
+  struct skn_heap_stats_snap {
+    uint64_t nmalloc, nfree;
+    size_t in_use, peak, arena_allocated, arena_resident, arena_metadata, overhead;
+  } end;
+} __attribute__((aligned(SKN_CACHELINE))) skn_heap;
+
+typedef struct skn_heap_stats_snap skn_heap_snap;
+
+/* Process start: reads SKEIN_HEAP* and SKEIN_MEMSTATS, decides whether the heap is on
+ * (off in sanitizer builds, with SKEIN_HEAP=0, or when the program brings its own
+ * malloc). Call once, before the first skn_heap_rank_create. */
+SKN_INTERNAL void skn_heap_init(int nranks);
+/* A heap for world rank `rank` on NUMA node `node` (-1: unknown), or NULL when the heap
+ * is off or jemalloc's limits on arenas/tcaches are reached (the rank then uses the
+ * default arena through its worker's tcache). */
+SKN_INTERNAL skn_heap *skn_heap_rank_create(int rank, int node);
+/* The calling kernel thread now acts for the rank of h (h may be NULL). */
+SKN_INTERNAL void skn_heap_adopt_thread(skn_heap *h);
+/* Called by the rank's own ULT when the rank ends: flushes its tcache, keeps the stats. */
+SKN_INTERNAL void skn_heap_rank_end(skn_heap *h);
+/* Job end: with SKEIN_MEMSTATS=1 prints one line per rank and the pool on stderr. */
+SKN_INTERNAL void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank));
+/* Current statistics of h; flush_tcache only from the rank's own ULT. */
+SKN_INTERNAL void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_snap *out);
+/* New address space mapped and unmapped for rank arenas (by the pool, or by jemalloc
+ * when recycling is off); returns whether recycling is on. */
+SKN_INTERNAL bool skn_heap_extent_counts(uint64_t *maps, uint64_t *unmaps);
+/* Whether requests of ranks go to per-rank arenas, and if not, why. */
+SKN_INTERNAL bool skn_heap_enabled(const char **why_not);
+
+#endif
