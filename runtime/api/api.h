@@ -35,6 +35,8 @@ static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
 /* Derived datatypes live in the rank's own table (api/datatype.c); NULL when h is not a
  * committed datatype of this rank. */
 SKN_INTERNAL const skn_dtype *skn_api_dtype_derived(skn_rank *me, int h);
+/* Any valid datatype of this rank, committed or not; NULL otherwise. */
+SKN_INTERNAL const skn_dtype *skn_api_dtype_any(skn_rank *me, int h);
 
 static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
   unsigned idx = (unsigned)h & 0xffffffu;

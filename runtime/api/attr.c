@@ -1,8 +1,10 @@
-/* Attribute caching on communicators. Keyvals are the calling rank's own (a per-rank
- * table; handle = SKN_KEYVAL_BASE + index), and so are attributes: they hang off the
- * rank's view of the communicator, so two ranks caching under the same keyval value on
- * MPI_COMM_WORLD never see each other's values. Callbacks run outside the rank lock
- * (they may call MPI). */
+/* Attribute caching on communicators and datatypes, and datatype names. Keyvals are the
+ * calling rank's own (a per-rank table; handle = SKN_KEYVAL_BASE + index), and so are
+ * attributes: they hang off the rank's view of the communicator or the rank's metadata of
+ * a datatype handle, so two ranks caching under the same keyval value on MPI_COMM_WORLD
+ * or MPI_INT never see each other's values. Callbacks run outside the rank lock (they may
+ * call MPI). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,16 @@ int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *o
 int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *val, void *extra) {
   (void)comm, (void)keyval, (void)val, (void)extra;
   return MPI_SUCCESS;
+}
+
+int MPI_TYPE_NULL_COPY_FN(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag) {
+  return MPI_COMM_NULL_COPY_FN(t, keyval, extra, in, out, flag);
+}
+int MPI_TYPE_DUP_FN(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag) {
+  return MPI_COMM_DUP_FN(t, keyval, extra, in, out, flag);
+}
+int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype t, int keyval, void *val, void *extra) {
+  return MPI_COMM_NULL_DELETE_FN(t, keyval, val, extra);
 }
 
 /* ------------------------------------------------------------------ predefined attributes
@@ -57,6 +69,8 @@ static void *predefined_value(int keyval) {
 
 /* ------------------------------------------------------------------ keyvals */
 
+static const char *const kind_names[] = {"", "communicator", "datatype"};
+
 /* Caller holds the rank lock. NULL unless keyval names a live entry (freed or not). */
 static skn_keyval *kv_get(skn_rank *me, int keyval) {
   if (keyval < SKN_KEYVAL_BASE || keyval - SKN_KEYVAL_BASE >= me->nkeyvals) return NULL;
@@ -72,19 +86,18 @@ static void kv_unref(skn_rank *me, int keyval) {
   }
 }
 
-static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int keyval) {
-  return skn_api_error(me, comm, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid communicator keyval%s", keyval,
-                       is_predefined(keyval) ? " for this call (predefined)" : "");
+static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int kind, int keyval) {
+  return skn_api_error(me, comm, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid %s keyval%s", keyval,
+                       kind_names[kind], is_predefined(keyval) ? " for this call (predefined)" : "");
 }
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
-                            int *keyval, void *extra_state) {
-  static const char fn[] = "MPI_Comm_create_keyval";
+static int keyval_create(const char *fn, int kind, MPI_Comm_copy_attr_function *copy_fn,
+                         MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
   skn_rank *me = skn_api_self(fn);
-  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "comm_keyval=NULL");
+  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval=NULL");
   skn_keyval *k = malloc(sizeof *k);
   if (!k) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-  *k = (skn_keyval){SKN_KEYVAL_COMM, copy_fn, delete_fn, extra_state, 1, false};
+  *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
   skn_rank_lock(me);
   int idx;
   SKN_TABLE_SLOT(me->keyvals, me->nkeyvals, 0, idx);
@@ -97,59 +110,79 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delet
   *keyval = SKN_KEYVAL_BASE + idx;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_create_keyval);
 
-int PMPI_Comm_free_keyval(int *keyval) {
-  static const char fn[] = "MPI_Comm_free_keyval";
+static int keyval_free(const char *fn, int kind, int *keyval) {
   skn_rank *me = skn_api_self(fn);
-  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "comm_keyval=NULL");
+  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval=NULL");
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, *keyval);
-  bool ok = k && !k->freed && k->kind == SKN_KEYVAL_COMM;
+  bool ok = k && !k->freed && k->kind == kind;
   if (ok) {
     k->freed = true; /* attributes still using it keep it alive */
     kv_unref(me, *keyval);
   }
   skn_rank_unlock(me);
-  if (!ok) return keyval_error(me, MPI_COMM_WORLD, fn, *keyval);
+  if (!ok) return keyval_error(me, MPI_COMM_WORLD, fn, kind, *keyval);
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
+                            int *keyval, void *extra_state) {
+  return keyval_create("MPI_Comm_create_keyval", SKN_KEYVAL_COMM, copy_fn, delete_fn, keyval, extra_state);
+}
+SKN_WEAK_ALIAS(Comm_create_keyval);
+
+int PMPI_Comm_free_keyval(int *keyval) { return keyval_free("MPI_Comm_free_keyval", SKN_KEYVAL_COMM, keyval); }
 SKN_WEAK_ALIAS(Comm_free_keyval);
 
-/* ------------------------------------------------------------------ attributes */
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn,
+                            int *keyval, void *extra_state) {
+  return keyval_create("MPI_Type_create_keyval", SKN_KEYVAL_TYPE, copy_fn, delete_fn, keyval, extra_state);
+}
+SKN_WEAK_ALIAS(Type_create_keyval);
 
-static skn_attr *find(skn_comm_view *v, int keyval) {
-  for (skn_attr *a = v->attrs; a; a = a->next)
+int PMPI_Type_free_keyval(int *keyval) { return keyval_free("MPI_Type_free_keyval", SKN_KEYVAL_TYPE, keyval); }
+SKN_WEAK_ALIAS(Type_free_keyval);
+
+/* ------------------------------------------------------------------ attribute lists
+ * The object an attribute call names: its kind, handle, the rank's attribute list for it
+ * and the communicator whose error handler reports errors. */
+
+typedef struct attr_obj {
+  int kind, handle;
+  skn_attr **list;
+  MPI_Comm errcomm;
+} attr_obj;
+
+static skn_attr *find(skn_attr *list, int keyval) {
+  for (skn_attr *a = list; a; a = a->next)
     if (a->keyval == keyval) return a;
   return NULL;
 }
 
-/* Checks comm and that keyval is a live user keyval; fills *v. */
-static int check(skn_rank *me, const char *fn, MPI_Comm comm, int keyval, skn_comm_view **v) {
-  *v = skn_api_comm(me, comm);
-  if (!*v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+static int check_keyval(skn_rank *me, const char *fn, const attr_obj *o, int keyval) {
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, keyval);
-  bool ok = k && !k->freed && k->kind == SKN_KEYVAL_COMM;
+  bool ok = k && !k->freed && k->kind == o->kind;
   skn_rank_unlock(me);
-  return ok ? MPI_SUCCESS : keyval_error(me, comm, fn, keyval);
+  return ok ? MPI_SUCCESS : keyval_error(me, o->errcomm, fn, o->kind, keyval);
 }
 
-/* Runs the delete callback of (keyval, val) on comm. */
-static int run_delete(skn_rank *me, MPI_Comm comm, int keyval, void *val) {
+/* Runs the delete callback of (keyval, val) on the object. */
+static int run_delete(skn_rank *me, int handle, int keyval, void *val) {
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, keyval);
   MPI_Comm_delete_attr_function *del = k ? k->del : NULL;
   void *extra = k ? k->extra : NULL;
   skn_rank_unlock(me);
-  return del ? del(comm, keyval, val, extra) : MPI_SUCCESS;
+  return del ? del(handle, keyval, val, extra) : MPI_SUCCESS;
 }
 
-/* Unlinks and frees the attribute of keyval on v, if any (no callback). */
-static void unlink_attr(skn_rank *me, skn_comm_view *v, int keyval) {
+/* Unlinks and frees the attribute of keyval in *list, if any (no callback). */
+static void unlink_attr(skn_rank *me, skn_attr **list, int keyval) {
   skn_rank_lock(me);
-  for (skn_attr **p = &v->attrs; *p; p = &(*p)->next)
+  for (skn_attr **p = list; *p; p = &(*p)->next)
     if ((*p)->keyval == keyval) {
       skn_attr *a = *p;
       *p = a->next;
@@ -160,97 +193,76 @@ static void unlink_attr(skn_rank *me, skn_comm_view *v, int keyval) {
   skn_rank_unlock(me);
 }
 
-int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val) {
-  static const char fn[] = "MPI_Comm_set_attr";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v;
-  int rc = check(me, fn, comm, keyval, &v);
+static int attr_set(skn_rank *me, const char *fn, const attr_obj *o, int keyval, void *attribute_val) {
+  int rc = check_keyval(me, fn, o, keyval);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me);
-  skn_attr *a = find(v, keyval);
+  skn_attr *a = find(*o->list, keyval);
   void *old = a ? a->val : NULL;
   skn_rank_unlock(me);
   if (a) { /* replacing: the old value is deleted first */
-    rc = run_delete(me, comm, keyval, old);
+    rc = run_delete(me, o->handle, keyval, old);
     if (rc != MPI_SUCCESS)
-      return skn_api_error(me, comm, skn_attr_errclass(rc), fn, "the delete callback of keyval %d returned %d",
+      return skn_api_error(me, o->errcomm, skn_attr_errclass(rc), fn, "the delete callback of keyval %d returned %d",
                            keyval, rc);
   }
   skn_attr *fresh = malloc(sizeof *fresh);
   skn_rank_lock(me);
-  if ((a = find(v, keyval))) { /* (the callback may have removed it) */
+  if ((a = find(*o->list, keyval))) { /* (the callback may have removed it) */
     a->val = attribute_val;
     free(fresh);
     fresh = a;
   } else if (fresh) {
-    *fresh = (skn_attr){v->attrs, keyval, attribute_val};
-    v->attrs = fresh;
+    *fresh = (skn_attr){*o->list, keyval, attribute_val};
+    *o->list = fresh;
     kv_get(me, keyval)->refs++;
   }
   skn_rank_unlock(me);
-  if (!fresh) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!fresh) return skn_api_error(me, o->errcomm, MPI_ERR_NO_MEM, fn, "out of memory");
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_set_attr);
 
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-  static const char fn[] = "MPI_Comm_get_attr";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
-  if (!attribute_val || !flag) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
-  if (is_predefined(keyval)) {
-    void *p = predefined_value(keyval);
-    *flag = p != NULL;
-    if (p) *(void **)attribute_val = p;
-    return MPI_SUCCESS;
-  }
-  int rc = check(me, fn, comm, keyval, &v);
+static int attr_get(skn_rank *me, const char *fn, const attr_obj *o, int keyval, void *attribute_val, int *flag) {
+  if (!attribute_val || !flag) return skn_api_error(me, o->errcomm, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
+  int rc = check_keyval(me, fn, o, keyval);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me);
-  skn_attr *a = find(v, keyval);
+  skn_attr *a = o->list ? find(*o->list, keyval) : NULL;
   *flag = a != NULL;
   if (a) *(void **)attribute_val = a->val;
   skn_rank_unlock(me);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_get_attr);
 
-int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
-  static const char fn[] = "MPI_Comm_delete_attr";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v;
-  int rc = check(me, fn, comm, keyval, &v);
+static int attr_delete(skn_rank *me, const char *fn, const attr_obj *o, int keyval) {
+  int rc = check_keyval(me, fn, o, keyval);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me);
-  skn_attr *a = find(v, keyval);
+  skn_attr *a = o->list ? find(*o->list, keyval) : NULL;
   void *val = a ? a->val : NULL;
   skn_rank_unlock(me);
   if (!a) return MPI_SUCCESS; /* nothing cached: nothing to delete */
-  rc = run_delete(me, comm, keyval, val);
+  rc = run_delete(me, o->handle, keyval, val);
   if (rc != MPI_SUCCESS) /* the attribute stays */
-    return skn_api_error(me, comm, skn_attr_errclass(rc), fn, "the delete callback of keyval %d returned %d", keyval,
-                         rc);
-  unlink_attr(me, v, keyval);
+    return skn_api_error(me, o->errcomm, skn_attr_errclass(rc), fn, "the delete callback of keyval %d returned %d",
+                         keyval, rc);
+  unlink_attr(me, o->list, keyval);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_delete_attr);
 
-/* ------------------------------------------------------------------ dup and free */
-
-int skn_attr_copy_all(skn_rank *me, MPI_Comm oldcomm, skn_comm_view *from, skn_comm_view *to) {
+int skn_attr_copy_all(skn_rank *me, int oldhandle, skn_attr *from, skn_attr **to) {
   /* Snapshot the list: callbacks may change it. */
   skn_rank_lock(me);
   int n = 0;
-  for (skn_attr *a = from->attrs; a; a = a->next) n++;
+  for (skn_attr *a = from; a; a = a->next) n++;
   skn_attr *snap = malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (snap) {
     n = 0;
-    for (skn_attr *a = from->attrs; a; a = a->next) snap[n++] = *a;
+    for (skn_attr *a = from; a; a = a->next) snap[n++] = *a;
   }
   skn_rank_unlock(me);
   if (!snap) return MPI_ERR_NO_MEM;
-  skn_attr **tail = &to->attrs;
+  skn_attr **tail = to;
   while (*tail) tail = &(*tail)->next;
   int rc = MPI_SUCCESS;
   for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
@@ -262,7 +274,7 @@ int skn_attr_copy_all(skn_rank *me, MPI_Comm oldcomm, skn_comm_view *from, skn_c
     if (!copy) continue;
     void *out = NULL;
     int flag = 0;
-    rc = copy(oldcomm, snap[i].keyval, extra, snap[i].val, &out, &flag);
+    rc = copy(oldhandle, snap[i].keyval, extra, snap[i].val, &out, &flag);
     if (rc != MPI_SUCCESS || !flag) continue;
     skn_attr *a = malloc(sizeof *a);
     if (!a) {
@@ -280,18 +292,177 @@ int skn_attr_copy_all(skn_rank *me, MPI_Comm oldcomm, skn_comm_view *from, skn_c
   return rc;
 }
 
-int skn_attr_delete_all(skn_rank *me, MPI_Comm comm, skn_comm_view *v) {
+int skn_attr_delete_all(skn_rank *me, int handle, skn_attr **list) {
   for (;;) {
     skn_rank_lock(me);
-    skn_attr *a = v->attrs;
+    skn_attr *a = *list;
     int keyval = a ? a->keyval : 0;
     void *val = a ? a->val : NULL;
     skn_rank_unlock(me);
     if (!a) return MPI_SUCCESS;
-    int rc = run_delete(me, comm, keyval, val);
+    int rc = run_delete(me, handle, keyval, val);
     if (rc != MPI_SUCCESS) return rc;
-    unlink_attr(me, v, keyval);
+    unlink_attr(me, list, keyval);
   }
+}
+
+/* ------------------------------------------------------------------ communicator attributes */
+
+static int comm_obj(skn_rank *me, const char *fn, MPI_Comm comm, attr_obj *o) {
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+  *o = (attr_obj){SKN_KEYVAL_COMM, comm, &v->attrs, comm};
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val) {
+  static const char fn[] = "MPI_Comm_set_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = comm_obj(me, fn, comm, &o);
+  return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
+}
+SKN_WEAK_ALIAS(Comm_set_attr);
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+  static const char fn[] = "MPI_Comm_get_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = comm_obj(me, fn, comm, &o);
+  if (rc != MPI_SUCCESS) return rc;
+  if (is_predefined(keyval)) {
+    if (!attribute_val || !flag) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
+    void *p = predefined_value(keyval);
+    *flag = p != NULL;
+    if (p) *(void **)attribute_val = p;
+    return MPI_SUCCESS;
+  }
+  return attr_get(me, fn, &o, keyval, attribute_val, flag);
+}
+SKN_WEAK_ALIAS(Comm_get_attr);
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+  static const char fn[] = "MPI_Comm_delete_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = comm_obj(me, fn, comm, &o);
+  return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
+}
+SKN_WEAK_ALIAS(Comm_delete_attr);
+
+/* ------------------------------------------------------------------ datatype names and attributes */
+
+/* The rank's metadata of type handle t, created when `create`; NULL if none (or out of
+ * memory when creating). Caller holds the rank lock. */
+static skn_type_meta *type_meta(skn_rank *me, MPI_Datatype t, bool create) {
+  int idx = (int)((unsigned)t & 0xffffffu);
+  if (idx >= me->ntmeta) {
+    if (!create) return NULL;
+    int n = me->ntmeta ? me->ntmeta : 64;
+    while (n <= idx) n *= 2;
+    skn_type_meta **grown = realloc(me->tmeta, sizeof *grown * (size_t)n);
+    if (!grown) return NULL;
+    memset(grown + me->ntmeta, 0, sizeof *grown * (size_t)(n - me->ntmeta));
+    me->tmeta = grown;
+    me->ntmeta = n;
+  }
+  if (!me->tmeta[idx] && create) me->tmeta[idx] = calloc(1, sizeof(skn_type_meta));
+  return me->tmeta[idx];
+}
+
+static int type_obj(skn_rank *me, const char *fn, MPI_Datatype t, bool create, attr_obj *o) {
+  if (!skn_api_dtype_any(me, t))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
+  skn_rank_lock(me);
+  skn_type_meta *m = type_meta(me, t, create);
+  skn_rank_unlock(me);
+  if (create && !m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  *o = (attr_obj){SKN_KEYVAL_TYPE, t, m ? &m->attrs : NULL, MPI_COMM_WORLD};
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_attr(MPI_Datatype t, int keyval, void *attribute_val) {
+  static const char fn[] = "MPI_Type_set_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = type_obj(me, fn, t, true, &o);
+  return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
+}
+SKN_WEAK_ALIAS(Type_set_attr);
+
+int PMPI_Type_get_attr(MPI_Datatype t, int keyval, void *attribute_val, int *flag) {
+  static const char fn[] = "MPI_Type_get_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = type_obj(me, fn, t, false, &o);
+  return rc != MPI_SUCCESS ? rc : attr_get(me, fn, &o, keyval, attribute_val, flag);
+}
+SKN_WEAK_ALIAS(Type_get_attr);
+
+int PMPI_Type_delete_attr(MPI_Datatype t, int keyval) {
+  static const char fn[] = "MPI_Type_delete_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = type_obj(me, fn, t, false, &o);
+  return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
+}
+SKN_WEAK_ALIAS(Type_delete_attr);
+
+int PMPI_Type_set_name(MPI_Datatype t, const char *name) {
+  static const char fn[] = "MPI_Type_set_name";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = type_obj(me, fn, t, true, &o);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!name) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "type_name=NULL");
+  skn_rank_lock(me);
+  skn_type_meta *m = type_meta(me, t, false);
+  snprintf(m->name, sizeof m->name, "%s", name);
+  skn_rank_unlock(me);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Type_set_name);
+
+int PMPI_Type_get_name(MPI_Datatype t, char *name, int *resultlen) {
+  static const char fn[] = "MPI_Type_get_name";
+  skn_rank *me = skn_api_self(fn);
+  const skn_dtype *d = skn_api_dtype_any(me, t);
+  if (!d) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
+  if (!name || !resultlen) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "type_name or resultlen NULL");
+  skn_rank_lock(me);
+  skn_type_meta *m = type_meta(me, t, false);
+  /* a name set by this rank, else the predefined type's own, else "" */
+  const char *src = m && m->name[0] ? m->name : (d->flags & SKN_DT_DERIVED) ? "" : d->name;
+  snprintf(name, MPI_MAX_OBJECT_NAME, "%s", src ? src : "");
+  skn_rank_unlock(me);
+  *resultlen = (int)strlen(name);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Type_get_name);
+
+int skn_type_attrs_dup(skn_rank *me, MPI_Datatype oldtype, MPI_Datatype newtype) {
+  skn_rank_lock(me);
+  skn_type_meta *from = type_meta(me, oldtype, false);
+  skn_attr *list = from ? from->attrs : NULL;
+  skn_type_meta *to = list ? type_meta(me, newtype, true) : NULL;
+  skn_rank_unlock(me);
+  if (!list) return MPI_SUCCESS;
+  if (!to) return MPI_ERR_NO_MEM;
+  return skn_attr_copy_all(me, oldtype, list, &to->attrs);
+}
+
+int skn_type_attrs_free(skn_rank *me, MPI_Datatype t) {
+  skn_rank_lock(me);
+  skn_type_meta *m = type_meta(me, t, false);
+  skn_rank_unlock(me);
+  if (!m) return MPI_SUCCESS;
+  int rc = skn_attr_delete_all(me, t, &m->attrs);
+  if (rc != MPI_SUCCESS) return rc;
+  skn_rank_lock(me); /* the handle may be reused: it starts without a name */
+  me->tmeta[(unsigned)t & 0xffffffu] = NULL;
+  skn_rank_unlock(me);
+  free(m);
+  return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ MPI-1 names (deprecated) */

@@ -49,9 +49,9 @@ int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_v
   /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
    * the new communicator goes away again, its copied attributes deleted, and dup fails. */
   skn_comm_view *nv = skn_api_comm(me, *newcomm);
-  rc = skn_attr_copy_all(me, comm, v, nv);
+  rc = skn_attr_copy_all(me, comm, v->attrs, &nv->attrs);
   if (rc != MPI_SUCCESS) {
-    skn_attr_delete_all(me, *newcomm, nv);
+    skn_attr_delete_all(me, *newcomm, &nv->attrs);
     skn_rank_lock(me);
     nv->comm = NULL;
     nv->attrs = NULL;
@@ -179,7 +179,7 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
   skn_api_coll_order(me, v); /* pending nonblocking collectives still use it */
   /* This rank's cached attributes first, while the communicator is still valid. */
-  int rc = skn_attr_delete_all(me, *comm, v);
+  int rc = skn_attr_delete_all(me, *comm, &v->attrs);
   if (rc != MPI_SUCCESS)
     return skn_api_error(me, *comm, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
   skn_comm *c = v->comm;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
+#include "objects.h"
 
 #define WORLD MPI_COMM_WORLD
 
@@ -31,6 +31,13 @@ static skn_dtype *dt_any(skn_rank *me, int h) {
   if (idx >= 1 && idx < SKN_DT_PREDEFINED_COUNT) return (skn_dtype *)&skn_dt_predefined[idx];
   int slot = dt_slot(h);
   return slot >= 1 ? skn_dt_table_get(me, slot) : NULL;
+}
+
+const skn_dtype *skn_api_dtype_any(skn_rank *me, int h) {
+  skn_rank_lock(me);
+  const skn_dtype *t = dt_any(me, h);
+  skn_rank_unlock(me);
+  return t;
 }
 
 static inline int dt_handle(int slot) { return SKN_HANDLE(SKN_KIND_DATATYPE, SKN_DT_PREDEFINED_COUNT + slot); }
@@ -341,6 +348,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     PMPI_Type_free(newtype);
     return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   }
+  /* this rank's attributes, through their copy callbacks; on failure the new type goes */
+  rc = skn_type_attrs_dup(me, oldtype, *newtype);
+  if (rc != MPI_SUCCESS) {
+    skn_type_attrs_free(me, *newtype);
+    PMPI_Type_free(newtype);
+    return skn_api_error(me, WORLD, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
+  }
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Type_dup);
@@ -366,6 +380,11 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
   skn_rank *me = skn_api_self(fn);
   if (!datatype) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datatype=NULL");
   int slot = dt_slot(*datatype);
+  if (slot >= 1 && skn_api_dtype_any(me, *datatype)) { /* this rank's attributes go first */
+    int rc = skn_type_attrs_free(me, *datatype);
+    if (rc != MPI_SUCCESS)
+      return skn_api_error(me, WORLD, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
+  }
   skn_rank_lock(me);
   skn_dtype *t = slot >= 1 ? skn_dt_table_get(me, slot) : NULL;
   if (t) {

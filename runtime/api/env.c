@@ -50,7 +50,7 @@ int PMPI_Finalize(void) {
   if (me->state != SKN_RANK_INITIALIZED)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized in this rank");
   /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
-  int rc = skn_attr_delete_all(me, MPI_COMM_SELF, skn_api_comm(me, MPI_COMM_SELF));
+  int rc = skn_attr_delete_all(me, MPI_COMM_SELF, &skn_api_comm(me, MPI_COMM_SELF)->attrs);
   if (rc != MPI_SUCCESS)
     return skn_api_error(me, MPI_COMM_SELF, skn_attr_errclass(rc), "MPI_Finalize",
                          "a delete callback of an MPI_COMM_SELF attribute failed with %d", rc);

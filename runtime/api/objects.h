@@ -92,15 +92,16 @@ SKN_INTERNAL void skn_topo_release(skn_topo *t);
 
 #define SKN_KEYVAL_BASE 64 /* user keyvals are SKN_KEYVAL_BASE + table index */
 
-enum { SKN_KEYVAL_COMM = 1 };
+enum { SKN_KEYVAL_COMM = 1, SKN_KEYVAL_TYPE = 2 };
 
+/* Copy and delete callbacks of both kinds share one shape (the handle is an int). */
 typedef struct skn_keyval {
-  int kind;                 /* SKN_KEYVAL_COMM */
+  int kind;                 /* SKN_KEYVAL_COMM or SKN_KEYVAL_TYPE */
   MPI_Comm_copy_attr_function *copy;
   MPI_Comm_delete_attr_function *del;
   void *extra;
   int refs;                 /* the handle (until freed) + attributes using it */
-  bool freed;               /* MPI_Comm_free_keyval called */
+  bool freed;               /* MPI_Comm_free_keyval / MPI_Type_free_keyval called */
 } skn_keyval;
 
 typedef struct skn_attr {
@@ -109,13 +110,23 @@ typedef struct skn_attr {
   void *val;
 } skn_attr;
 
-/* MPI_Comm_dup: copies from's attributes to the new view `to` through their copy
- * callbacks. Returns MPI_SUCCESS or the first failing callback's code. */
-SKN_INTERNAL int skn_attr_copy_all(skn_rank *me, MPI_Comm oldcomm, skn_comm_view *from, skn_comm_view *to);
-/* MPI_Comm_free: runs the delete callbacks of v's attributes (newest first) and removes
+/* A rank's name and attributes for one datatype handle (predefined or derived). */
+typedef struct skn_type_meta {
+  char name[MPI_MAX_OBJECT_NAME];
+  skn_attr *attrs;
+} skn_type_meta;
+
+/* Dup: copies `from`'s attributes of object `oldhandle` to the list `to` through their
+ * copy callbacks. Returns MPI_SUCCESS or the first failing callback's code. */
+SKN_INTERNAL int skn_attr_copy_all(skn_rank *me, int oldhandle, skn_attr *from, skn_attr **to);
+/* Free: runs the delete callbacks of the attributes in *list (newest first) and removes
  * them. Returns MPI_SUCCESS or the first failing callback's code (the attributes after
  * it stay). */
-SKN_INTERNAL int skn_attr_delete_all(skn_rank *me, MPI_Comm comm, skn_comm_view *v);
+SKN_INTERNAL int skn_attr_delete_all(skn_rank *me, int handle, skn_attr **list);
+/* Datatypes: MPI_Type_dup copies names' absence and attributes; MPI_Type_free deletes. */
+SKN_INTERNAL int skn_type_attrs_dup(skn_rank *me, MPI_Datatype oldtype, MPI_Datatype newtype);
+SKN_INTERNAL int skn_type_attrs_free(skn_rank *me, MPI_Datatype type);
+
 /* An error code returned by a user callback, as an error class skn_api_error accepts. */
 static inline int skn_attr_errclass(int code) {
   return code > MPI_SUCCESS && code <= MPI_ERR_LASTCODE ? code : MPI_ERR_OTHER;

@@ -388,6 +388,9 @@ typedef struct skn_rank {
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
+  /* names and cached attributes of datatypes, by handle index, created on first use (api/attr.c) */
+  struct skn_type_meta **tmeta;
+  int ntmeta;
   /* groups, attribute keys and info objects, by handle (api/group.c, attr.c, info.c) */
   struct skn_group **groups;
   int ngroups;

@@ -550,6 +550,14 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 SKN_MPI_EXPORT int MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void *, void *, void *, int *);
 SKN_MPI_EXPORT int MPI_COMM_DUP_FN(MPI_Comm, int, void *, void *, void *, int *);
 SKN_MPI_EXPORT int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void *, void *);
+/* Datatype attributes: the same shapes, with a datatype handle. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                          void *extra_state);
+SKN_MPI_EXPORT int MPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void *, void *, void *, int *);
+SKN_MPI_EXPORT int MPI_TYPE_DUP_FN(MPI_Datatype, int, void *, void *, void *, int *);
+SKN_MPI_EXPORT int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void *, void *);
 #define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
 #define MPI_DUP_FN         MPI_COMM_DUP_FN
 #define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
@@ -612,6 +620,15 @@ SKN_DECL(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], 
                                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm));
 
+SKN_DECL(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                   MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                   void *extra_state));
+SKN_DECL(int, Type_free_keyval, (int *type_keyval));
+SKN_DECL(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val));
+SKN_DECL(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag));
+SKN_DECL(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval));
+SKN_DECL(int, Type_set_name, (MPI_Datatype datatype, const char *type_name));
+SKN_DECL(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen));
 SKN_DECL(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                                    MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                                    void *extra_state));
