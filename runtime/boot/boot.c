@@ -19,6 +19,7 @@
 
 #include "../core/core.h"
 #include "../sched/topo.h"
+#include "../../privatizer/runtime/priv.h"
 #include "../../allocator/heap.h"
 #include "boot.h"
 
@@ -45,6 +46,7 @@ static _Noreturn void real_exit(int code) {
 /* ------------------------------------------------------------------ ranks */
 
 static void rank_end(skn_rank *r, int code) {
+  skn_priv_rank_end(r); /* the rank's C++ destructors, then its copy of the globals */
   skn_heap_rank_end(r->heap); /* called on the rank's ULT: flushes its tcache, keeps stats */
   r->exit_code = code;
   r->state = SKN_RANK_EXITED;
@@ -69,6 +71,7 @@ static void free_argv(char **v) {
 static void rank_main(void *arg) {
   skn_rank *r = arg;
   char **argv = copy_argv(B.argc, B.argv);
+  skn_priv_rank_start(r); /* its copy of the privatized globals, its constructors */
   int code = B.user_main(B.argc, argv, B.envp);
   free_argv(argv); /* a rank ended by exit() keeps its copy, as a process would */
   rank_end(r, code);

@@ -405,6 +405,8 @@ typedef struct skn_rank {
   char *bsend_buf;
   size_t bsend_size;
   skn_bsend_seg *bsend_segs;
+  /* privatized globals: this rank's segments (privatizer/runtime/priv.c) */
+  struct skn_priv_rank *priv;
 } skn_rank;
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };

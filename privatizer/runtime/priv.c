@@ -1,0 +1,243 @@
+/* Per-rank segments for privatized globals (see privatizer/README.md).
+ *
+ * A module's privatized globals sit in sections skn_pdata and skn_pbss; a rank's copy
+ * mirrors the pages [lo, hi) that hold both, so one delta per (rank, module) relocates
+ * every privatized object of the module. The copy is made from the live process image
+ * at rank start (so constructors run before main are seen by every rank); pages of
+ * skn_pbss that were never touched are left to demand paging, so a huge zero array costs
+ * nothing per rank until the rank touches it. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../include/skein_privatize.h"
+#include "priv.h"
+
+#define MAX_MODULES 256
+
+typedef struct priv_exit {
+  void (*fn)(void *);
+  void *arg;
+} priv_exit;
+
+/* A rank's segments: delta[i] for module i (0 until mapped), base/len to unmap. */
+/* Objects found by address (skein_priv_addr): open addressing, never shrinks. */
+typedef struct priv_obj {
+  void *addr, *copy;
+} priv_obj;
+
+typedef struct skn_priv_rank {
+  skn_spinlock lock; /* objs: the rank's threads may look up concurrently */
+  priv_obj *objs;
+  size_t nobjs, cap_objs;
+  int n;
+  long delta[MAX_MODULES];
+  char *base[MAX_MODULES];
+  size_t len[MAX_MODULES];
+  priv_exit *exits;
+  int nexits, cap_exits;
+} skn_priv_rank;
+
+static struct {
+  pthread_mutex_t lock;
+  _Atomic(int) n;
+  skein_priv_module *mods[MAX_MODULES];
+  priv_exit *exits; /* outside ranks */
+  int nexits, cap_exits;
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uintptr_t page_down(uintptr_t a) { return a & ~((uintptr_t)getpagesize() - 1); }
+static uintptr_t page_up(uintptr_t a) { return page_down(a + (uintptr_t)getpagesize() - 1); }
+
+SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
+  if (m->abi != SKEIN_PRIV_ABI)
+    skn_fatal("privatizer: a module was built for privatizer ABI %d, this libskein has %d", m->abi, SKEIN_PRIV_ABI);
+  pthread_mutex_lock(&P.lock);
+  int n = atomic_load(&P.n);
+  if (n == MAX_MODULES) skn_fatal("privatizer: more than %d modules with privatized globals", MAX_MODULES);
+  m->id = n;
+  P.mods[n] = m;
+  atomic_store(&P.n, n + 1);
+  pthread_mutex_unlock(&P.lock);
+}
+
+/* Copies the resident pages of [from, to) (pages never touched hold zeros: skip them). */
+static void copy_resident(char *dst, const char *from, const char *to) {
+  if (to <= from) return;
+  uintptr_t lo = page_down((uintptr_t)from), hi = page_up((uintptr_t)to);
+  size_t ps = (size_t)getpagesize(), np = (hi - lo) / ps;
+  unsigned char vec[256];
+  for (size_t p0 = 0; p0 < np; p0 += sizeof vec) {
+    size_t k = np - p0 < sizeof vec ? np - p0 : sizeof vec;
+    bool all = mincore((void *)(lo + p0 * ps), k * ps, vec) != 0; /* on error copy everything */
+    for (size_t i = 0; i < k; i++) {
+      if (!all && !(vec[i] & 1)) continue;
+      uintptr_t a = lo + (p0 + i) * ps, b = a + ps;
+      if (a < (uintptr_t)from) a = (uintptr_t)from;
+      if (b > (uintptr_t)to) b = (uintptr_t)to;
+      memcpy(dst + (a - (uintptr_t)from), (const void *)a, b - a);
+    }
+  }
+}
+
+/* Maps rank r's copy of module i and runs the module's init hooks for r. */
+static void map_module(skn_rank *r, skn_priv_rank *pr, int i) {
+  skein_priv_module *m = P.mods[i];
+  uintptr_t ds = (uintptr_t)m->data_start, de = (uintptr_t)m->data_end;
+  uintptr_t bs = (uintptr_t)m->bss_start, be = (uintptr_t)m->bss_end;
+  uintptr_t lo = page_down(ds < bs ? ds : bs), hi = page_up(de > be ? de : be);
+  size_t len = hi - lo;
+  /* The gap between the sections (the module's other data) stays inaccessible. */
+  char *base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) skn_fatal("rank %d: cannot map %zu bytes for its privatized globals", r->world_rank, len);
+  long delta = (long)((uintptr_t)base - lo);
+  if (mprotect(base + (page_down(ds) - lo), page_up(de) - page_down(ds), PROT_READ | PROT_WRITE) != 0 ||
+      mprotect(base + (page_down(bs) - lo), page_up(be) - page_down(bs), PROT_READ | PROT_WRITE) != 0)
+    skn_fatal("rank %d: cannot map its privatized globals", r->world_rank);
+  memcpy((char *)(ds + delta), (const void *)ds, de - ds);
+  copy_resident((char *)(bs + delta), (const char *)bs, (const char *)be);
+  pr->base[i] = base;
+  pr->len[i] = len;
+  pr->delta[i] = delta;
+  if (pr->n < i + 1) pr->n = i + 1; /* from now on the accessor returns this rank's delta */
+  for (void (*const *f)(void) = m->init_start; f < m->init_end; f++)
+    if (*f) (*f)();
+}
+
+void skn_priv_rank_start(skn_rank *r) {
+  int n = atomic_load(&P.n);
+  if (n == 0) return;
+  skn_priv_rank *pr = calloc(1, sizeof *pr);
+  if (!pr) skn_fatal("rank %d: out of memory for its privatized globals", r->world_rank);
+  r->priv = pr;
+  for (int i = 0; i < n; i++) map_module(r, pr, i);
+}
+
+static void run_exits(priv_exit *e, int n) {
+  for (int i = n - 1; i >= 0; i--) e[i].fn(e[i].arg);
+}
+
+void skn_priv_rank_end(skn_rank *r) {
+  skn_priv_rank *pr = r->priv;
+  if (!pr) return;
+  /* Destructors may register more (a function-local static built by a destructor). */
+  while (pr->nexits > 0) {
+    int n = pr->nexits;
+    priv_exit *e = pr->exits;
+    pr->exits = NULL;
+    pr->nexits = pr->cap_exits = 0;
+    run_exits(e, n);
+    free(e);
+  }
+  for (size_t i = 0; i < pr->cap_objs; i++) free(pr->objs[i].copy);
+  free(pr->objs);
+  r->priv = NULL; /* later accesses (another thread of the rank) see the process copy */
+  for (int i = 0; i < pr->n; i++)
+    if (pr->base[i]) munmap(pr->base[i], pr->len[i]);
+  free(pr);
+}
+
+static void delta_slow_alloc(skn_rank *r) {
+  pthread_mutex_lock(&P.lock);
+  if (!r->priv && !(r->priv = calloc(1, sizeof *r->priv)))
+    skn_fatal("rank %d: out of memory for its privatized globals", r->world_rank);
+  pthread_mutex_unlock(&P.lock);
+}
+
+static __attribute__((noinline)) long delta_slow(skn_rank *r, skein_priv_module *m) {
+  /* A module registered after the rank started (dlopen): map it now. */
+  delta_slow_alloc(r);
+  skn_priv_rank *pr = r->priv;
+  if (!pr->base[m->id]) map_module(r, pr, m->id);
+  return pr->delta[m->id];
+}
+
+SKN_EXPORT long skein_priv_delta(skein_priv_module *m) {
+  skn_rank *r = skn_rank_self();
+  if (SKN_UNLIKELY(!r)) return 0;
+  skn_priv_rank *pr = r->priv;
+  if (SKN_LIKELY(pr && m->id < pr->n && pr->base[m->id])) return pr->delta[m->id];
+  if (r->state == SKN_RANK_EXITED) return 0;
+  return delta_slow(r, m);
+}
+
+static void push_exit(priv_exit **v, int *n, int *cap, void (*fn)(void *), void *arg) {
+  if (*n == *cap) {
+    int c = *cap ? 2 * *cap : 16;
+    priv_exit *nv = realloc(*v, (size_t)c * sizeof *nv);
+    if (!nv) skn_fatal("privatizer: out of memory registering a destructor");
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = (priv_exit){fn, arg};
+}
+
+static void process_exits(void) {
+  run_exits(P.exits, P.nexits);
+}
+
+SKN_EXPORT void skein_priv_atexit(void (*fn)(void *), void *arg) {
+  skn_rank *r = skn_rank_self();
+  if (r && r->priv) {
+    skn_priv_rank *pr = r->priv;
+    push_exit(&pr->exits, &pr->nexits, &pr->cap_exits, fn, arg);
+    return;
+  }
+  pthread_mutex_lock(&P.lock);
+  if (P.nexits == 0) atexit(process_exits);
+  push_exit(&P.exits, &P.nexits, &P.cap_exits, fn, arg);
+  pthread_mutex_unlock(&P.lock);
+}
+
+static size_t obj_slot(priv_obj *t, size_t cap, void *addr) {
+  size_t i = ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull >> 20;
+  for (i &= cap - 1; t[i].addr && t[i].addr != addr; i = (i + 1) & (cap - 1)) {}
+  return i;
+}
+
+static void *lookup(skn_rank *r, void *addr, unsigned long size) {
+  skn_priv_rank *pr = r->priv;
+  if (!pr) {
+    delta_slow_alloc(r);
+    pr = r->priv;
+  }
+  skn_spin_lock(&pr->lock);
+  if (pr->cap_objs && pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)].addr) {
+    void *c = pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)].copy;
+    skn_spin_unlock(&pr->lock);
+    return c;
+  }
+  if (2 * (pr->nobjs + 1) > pr->cap_objs) {
+    size_t cap = pr->cap_objs ? 2 * pr->cap_objs : 64;
+    priv_obj *t = calloc(cap, sizeof *t);
+    if (!t) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
+    for (size_t i = 0; i < pr->cap_objs; i++)
+      if (pr->objs[i].addr) t[obj_slot(t, cap, pr->objs[i].addr)] = pr->objs[i];
+    free(pr->objs);
+    pr->objs = t;
+    pr->cap_objs = cap;
+  }
+  void *c = malloc(size ? size : 1);
+  if (!c) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
+  memcpy(c, addr, size);
+  pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)] = (priv_obj){addr, c};
+  pr->nobjs++;
+  skn_spin_unlock(&pr->lock);
+  return c;
+}
+
+SKN_EXPORT void *skein_priv_addr(void *addr, unsigned long size) {
+  skn_rank *r = skn_rank_self();
+  if (!r || r->state == SKN_RANK_EXITED) return addr;
+  return lookup(r, addr, size);
+}
+
+SKN_EXPORT void *skein_priv_tls(void *addr, unsigned long size) {
+  skn_unit *u = skn_sched_self();
+  skn_rank *r = u ? (skn_rank *)u->owner : NULL;
+  if (!r || u != r->unit || r->state == SKN_RANK_EXITED) return addr;
+  return lookup(r, addr, size);
+}

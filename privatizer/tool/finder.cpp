@@ -1,0 +1,353 @@
+// Finder: records globals and their uses (see finder.h). A RecursiveASTVisitor rather
+// than matchers: the decisions need the declaration context, the template pattern and
+// the initializer together, and uses need to know whether they sit in a static
+// initializer.
+#include "finder.h"
+
+#include "clang/AST/Attr.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+
+using namespace clang;
+
+namespace skn {
+
+bool TUResult::isPrivatized(const VarDecl *v) const {
+  auto it = index.find(v);
+  if (it == index.end()) return false;
+  Action a = globals[it->second].action;
+  return a == Action::PrivData || a == Action::PrivBss || a == Action::PrivCtor || a == Action::PrivTls;
+}
+
+// The declaration a use or an instantiation stands for: the template pattern of an
+// instantiated static data member or variable template, canonical.
+static const VarDecl *normalize(const VarDecl *v) {
+  if (const VarDecl *p = v->getInstantiatedFromStaticDataMember()) v = p;
+  if (auto *s = dyn_cast<VarTemplateSpecializationDecl>(v)) {
+    llvm::PointerUnion<VarTemplateDecl *, VarTemplatePartialSpecializationDecl *> from =
+        s->getSpecializedTemplateOrPartial();
+    if (auto *t = from.dyn_cast<VarTemplateDecl *>()) v = t->getTemplatedDecl();
+  }
+  return v->getCanonicalDecl();
+}
+
+static bool isTemplated(const VarDecl *v) {
+  if (v->getDescribedVarTemplate()) return true;
+  for (const DeclContext *dc = v->getDeclContext(); dc; dc = dc->getParent())
+    if (auto *rd = dyn_cast<CXXRecordDecl>(dc))
+      if (rd->getDescribedClassTemplate() || isa<ClassTemplatePartialSpecializationDecl>(rd)) return true;
+  return false;
+}
+
+// True when every byte of the constant value is zero.
+static bool isZero(const APValue &v) {
+  switch (v.getKind()) {
+    case APValue::None:
+    case APValue::Indeterminate: return true;
+    case APValue::Int: return v.getInt() == 0;
+    case APValue::Float: return v.getFloat().isPosZero();
+    case APValue::LValue: return v.isNullPointer() || (!v.getLValueBase() && v.getLValueOffset().isZero());
+    case APValue::Array:
+      for (unsigned i = 0; i < v.getArrayInitializedElts(); i++)
+        if (!isZero(v.getArrayInitializedElt(i))) return false;
+      return !v.hasArrayFiller() || isZero(v.getArrayFiller());
+    case APValue::Struct:
+      for (unsigned i = 0; i < v.getStructNumBases(); i++)
+        if (!isZero(v.getStructBase(i))) return false;
+      for (unsigned i = 0; i < v.getStructNumFields(); i++)
+        if (!isZero(v.getStructField(i))) return false;
+      return true;
+    case APValue::Union: return !v.getUnionField() || isZero(v.getUnionValue());
+    default: return false;
+  }
+}
+
+namespace {
+
+class Visitor : public RecursiveASTVisitor<Visitor> {
+ public:
+  Visitor(ASTContext &c, const Options &o, TUResult &r) : ctx(c), sm(c.getSourceManager()), opt(o), res(r) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool VisitVarDecl(VarDecl *v) {
+    if (!v->hasGlobalStorage() || isa<ParmVarDecl>(v) || v->isImplicit()) return true;
+    record(v);
+    return true;
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    if (auto *v = dyn_cast<VarDecl>(e->getDecl())) use(e, v);
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr *e) {
+    if (auto *v = dyn_cast<VarDecl>(e->getMemberDecl())) use(e, v);
+    return true;
+  }
+
+  bool TraverseVarDecl(VarDecl *v) {
+    // Uses inside the initializer of a static-storage variable are not rewritten (the
+    // initializer must stay constant); the variable gets a per-rank hook instead.
+    bool outer = v->hasGlobalStorage() && !isa<ParmVarDecl>(v);
+    const VarDecl *saved = inStaticInit;
+    if (outer) inStaticInit = v;
+    bool ok = RecursiveASTVisitor::TraverseVarDecl(v);
+    inStaticInit = saved;
+    return ok;
+  }
+
+  bool VisitGCCAsmStmt(GCCAsmStmt *a) {
+    std::string text = a->getAsmString()->getString().str();
+    asms.push_back({a, text});
+    return true;
+  }
+
+  void finish() {
+    // Decide after every declaration is seen (a later definition may add an initializer).
+    for (GlobalRec &g : res.globals) decide(g);
+    // Static initializers that use privatized globals: re-run per rank, or refuse.
+    for (auto &[user, used] : initUses) {
+      if (!res.isPrivatized(used)) continue;
+      auto it = res.index.find(user);
+      if (it == res.index.end()) continue;
+      GlobalRec &g = res.globals[it->second];
+      if (g.action == Action::PrivData || g.action == Action::PrivBss) {
+        g.needsHook = true;
+        if (g.def && g.def->isStaticLocal())
+          err(g.def->getLocation(), "static local '" + g.name + "' is initialized with the address of privatized global '" +
+                                        used->getNameAsString() + "': move it to file scope");
+        if (g.def && isTemplated(g.def))
+          err(g.def->getLocation(), "template static '" + g.name + "' is initialized from privatized globals: not supported");
+      } else if (g.action == Action::KeepConst) {
+        g.action = Action::Error;
+        g.why = "const object initialized from privatized global '" + used->getNameAsString() +
+                "': drop the const so that it can be privatized";
+        err(g.def ? g.def->getLocation() : g.decl->getLocation(), g.why);
+      } else if (g.action == Action::KeepShared) {
+        // The user asked for one shared copy: it keeps the process copy's address.
+      }
+    }
+    for (auto &[a, text] : asms)
+      for (const GlobalRec &g : res.globals)
+        if ((g.action == Action::PrivData || g.action == Action::PrivBss || g.action == Action::PrivCtor ||
+             g.action == Action::PrivTls) &&
+            mentions(text, g.decl->getNameAsString()))
+          err(a->getAsmLoc(), "privatized global '" + g.name +
+                                  "' is named inside inline assembly: it cannot be privatized (mark it shared with "
+                                  "SKEIN_SHARED or '#pragma skein shared(" + g.name + ")', or pass it as an operand)");
+    // Uses of privatized globals spelled in project headers cannot be rewritten.
+    for (const UseRec &u : res.uses) {
+      if (!res.isPrivatized(u.var)) continue;
+      SourceLocation l = u.expr->getBeginLoc();
+      SourceLocation sp = sm.getSpellingLoc(l);
+      if (sm.isWrittenInMainFile(sp)) continue;
+      if (l.isMacroID() && sm.isWrittenInMainFile(sm.getExpansionLoc(l))) continue;  // macro from a header
+      err(sp, "use of privatized global '" + u.var->getNameAsString() +
+                  "' in a header (inline function or template): move the function into a source file, or mark the "
+                  "global shared");
+    }
+  }
+
+ private:
+  ASTContext &ctx;
+  SourceManager &sm;
+  const Options &opt;
+  TUResult &res;
+  const VarDecl *inStaticInit = nullptr;
+  std::vector<std::pair<const VarDecl *, const VarDecl *>> initUses;
+  std::vector<std::pair<GCCAsmStmt *, std::string>> asms;
+  std::set<std::pair<unsigned, const VarDecl *>> seenUse;
+
+  static bool mentions(const std::string &text, const std::string &name) {
+    for (size_t p = text.find(name); p != std::string::npos; p = text.find(name, p + 1)) {
+      auto id = [](char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; };
+      if ((p == 0 || !id(text[p - 1])) && (p + name.size() >= text.size() || !id(text[p + name.size()]))) return true;
+    }
+    return false;
+  }
+
+  void err(SourceLocation l, const std::string &m) { res.errors.push_back({l, m}); }
+
+  bool inSystem(SourceLocation l) const {
+    if (l.isInvalid()) return true;
+    return sm.isInSystemHeader(sm.getExpansionLoc(l)) || sm.isInSystemMacro(l);
+  }
+
+  void record(const VarDecl *v) {
+    const VarDecl *n = normalize(v);
+    if (inSystem(n->getLocation())) return;
+    auto it = res.index.find(n);
+    size_t i;
+    if (it == res.index.end()) {
+      i = res.globals.size();
+      GlobalRec g;
+      g.decl = n;
+      g.def = nullptr;
+      res.globals.push_back(g);
+      res.index[n] = i;
+    } else {
+      i = it->second;
+    }
+    // The definition comes from the pattern, never from an instantiation.
+    if (v->getTemplateSpecializationKind() >= TSK_ImplicitInstantiation && v != n) return;
+    VarDecl::DefinitionKind k = v->isThisDeclarationADefinition();
+    if (k == VarDecl::Definition || (k == VarDecl::TentativeDefinition && !res.globals[i].def))
+      res.globals[i].def = v;
+  }
+
+  void use(Expr *e, VarDecl *v) {
+    if (!v->hasGlobalStorage() || isa<ParmVarDecl>(v)) return;
+    const VarDecl *n = normalize(v);
+    if (inSystem(n->getLocation())) return;
+    if (inStaticInit) {
+      initUses.push_back({normalize(inStaticInit), n});
+      res.initRefs.push_back({e, n});
+      return;
+    }
+    // Instantiations repeat the pattern's uses: keep one per written location.
+    unsigned key = e->getBeginLoc().getRawEncoding();
+    if (!seenUse.insert({key, n}).second) return;
+    res.uses.push_back({e, n});
+  }
+
+  bool markedShared(const VarDecl *v) const {
+    for (const VarDecl *r : v->redecls())
+      for (const auto *a : r->specific_attrs<AnnotateAttr>())
+        if (a->getAnnotation() == "skein_shared") return true;
+    return opt.shared.count(v->getNameAsString()) || opt.shared.count(v->getQualifiedNameAsString());
+  }
+
+  std::string kindOf(const VarDecl *v) const {
+    std::string k;
+    if (v->isStaticDataMember()) k = "static data member";
+    else if (v->isStaticLocal()) k = "static local";
+    else k = "file-scope";
+    if (v->getTLSKind() != VarDecl::TLS_None) k += ", thread_local";
+    if (isTemplated(v)) k += ", template";
+    if (v->isInline()) k += ", inline";
+    return k;
+  }
+
+  void decide(GlobalRec &g) {
+    const VarDecl *v = g.decl;
+    const VarDecl *d = g.def ? g.def : v->getDefinition();
+    g.name = v->getQualifiedNameAsString();
+    g.kind = kindOf(v);
+    QualType t = (d ? d : v)->getType();
+    g.type = t.getAsString(ctx.getPrintingPolicy());
+    if (!t->isDependentType() && !t->isIncompleteType()) g.size = ctx.getTypeSizeInChars(t).getQuantity();
+    if (markedShared(v)) {
+      g.action = Action::KeepShared;
+      g.why = "marked shared";
+      return;
+    }
+    if (ctx.getBaseElementType(t).isConstQualified() || v->isConstexpr()) {
+      g.action = Action::KeepConst;
+      g.why = "const";
+      return;
+    }
+    if (t->isReferenceType()) {
+      g.action = Action::KeepConst;
+      g.why = "reference (cannot be re-bound)";
+      return;
+    }
+    SourceLocation where = (d ? d : v)->getLocation();
+    bool cxx = ctx.getLangOpts().CPlusPlus;
+    // Inline variables, template statics and internal-linkage definitions in headers have
+    // no single defining file: their per-rank copies are found by address, a decision
+    // every translation unit makes alike from the declaration alone.
+    bool internalInHeader = d && (d->isStaticLocal() || !d->isExternallyVisible()) &&
+                            !sm.isWrittenInMainFile(sm.getSpellingLoc(where));
+    g.slowPath = (cxx && (v->isInline() || isTemplated(v))) || internalInHeader;
+    if (d && !g.slowPath && !sm.isWrittenInMainFile(sm.getSpellingLoc(where)) && !d->isStaticLocal()) {
+      fail(g, where, "definition of mutable global '" + g.name +
+                         "' in a header: move the definition into a source file (keep an extern declaration in the "
+                         "header), or mark it shared");
+      return;
+    }
+    if (d && where.isMacroID()) {
+      fail(g, where, "definition of '" + g.name + "' comes from a macro expansion: not supported");
+      return;
+    }
+    for (const VarDecl *r : v->redecls())
+      if (r->hasAttr<SectionAttr>()) {
+        fail(g, where, "'" + g.name + "' already has a section attribute");
+        return;
+      }
+    bool tlsDynamic = false;
+    if (cxx && d && !t->isDependentType()) {
+      const Expr *init = d->getInit();
+      if (init && !init->isConstantInitializer(ctx, false)) tlsDynamic = true;
+      if (const CXXRecordDecl *rd = ctx.getBaseElementType(t)->getAsCXXRecordDecl())
+        if (rd->hasDefinition() && !rd->hasTrivialDestructor()) tlsDynamic = true;
+    }
+    if (v->getTLSKind() != VarDecl::TLS_None) {
+      if (tlsDynamic) {
+        fail(g, where, "thread_local '" + g.name + "' with dynamic initialization or destruction: not supported");
+        return;
+      }
+      if (v->isStaticDataMember() || isTemplated(v) || v->isInline()) {
+        fail(g, where, "thread_local static data members, templates and inline variables are not supported ('" + g.name + "')");
+        return;
+      }
+      g.action = Action::PrivTls;
+      g.slowPath = false;
+      return;
+    }
+    bool dynamicInit = false, nontrivialDtor = false;
+    if (ctx.getLangOpts().CPlusPlus && d && !t->isDependentType()) {
+      const Expr *init = d->getInit();
+      if (init && !init->isConstantInitializer(ctx, t->isReferenceType())) dynamicInit = true;
+      if (const CXXRecordDecl *rd = ctx.getBaseElementType(t)->getAsCXXRecordDecl())
+        if (rd->hasDefinition() && !rd->hasTrivialDestructor()) nontrivialDtor = true;
+    }
+    if (dynamicInit || nontrivialDtor) {
+      if (d->isStaticLocal()) {
+        fail(g, where, "static local '" + g.name + "' with a constructor or dynamic initializer: move it to file scope");
+        return;
+      }
+      if (g.slowPath || t->isArrayType()) {
+        fail(g, where, "'" + g.name + "' (template, inline or array of objects) with a constructor or dynamic initializer: not supported");
+        return;
+      }
+      g.action = Action::PrivCtor;
+      return;
+    }
+    if (g.slowPath) {
+      g.action = Action::PrivData;
+      return;
+    }
+    g.action = Action::PrivBss;
+    if (d && d->getInit()) {
+      const Expr *init = d->getInit();
+      if (!t->isDependentType() && !init->isValueDependent()) {
+        if (const APValue *val = d->evaluateValue()) {
+          if (!isZero(*val)) g.action = Action::PrivData;
+        } else {
+          g.action = Action::PrivData;
+        }
+      } else {
+        g.action = Action::PrivData;
+      }
+    }
+  }
+
+  void fail(GlobalRec &g, SourceLocation l, const std::string &m) {
+    g.action = Action::Error;
+    g.why = m;
+    err(l, m);
+  }
+};
+
+}  // namespace
+
+TUResult findGlobals(ASTContext &ctx, const Options &opt) {
+  TUResult res;
+  Visitor v(ctx, opt, res);
+  v.TraverseDecl(ctx.getTranslationUnitDecl());
+  v.finish();
+  return res;
+}
+
+}  // namespace skn

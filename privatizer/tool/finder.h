@@ -1,0 +1,71 @@
+// skein-privatize finder: walks one translation unit and records every global of the
+// project's own sources (kind, type, size, the action to take) and every use of a
+// privatized one. Analysis only: rewrite.cpp and report.cpp turn records into output.
+#pragma once
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace skn {
+
+struct Options {
+  std::set<std::string> shared;  // names given with --shared (and #pragma skein shared)
+};
+
+enum class Action {
+  PrivData,    // per rank, initial image copied (section skn_pdata)
+  PrivBss,     // per rank, zero-initialized, demand-paged (section skn_pbss)
+  PrivCtor,    // per rank, C++ object constructed at rank start, destroyed at rank end
+  PrivTls,     // thread_local: per rank and per thread
+  KeepConst,   // left alone: const
+  KeepShared,  // left alone: marked shared
+  Error,       // cannot be handled: see `why`
+};
+
+struct GlobalRec {
+  const clang::VarDecl *decl;  // canonical declaration
+  const clang::VarDecl *def;   // definition in this TU, or null
+  std::string name, kind, type;
+  long long size = -1;
+  Action action = Action::Error;
+  std::string why;             // reason for Error / Keep*
+  bool needsHook = false;      // initializer uses privatized globals: re-run per rank
+  bool slowPath = false;       // template instantiations: per-rank copy found by address
+};
+
+struct UseRec {
+  const clang::Expr *expr;     // DeclRefExpr or MemberExpr
+  const clang::VarDecl *var;   // canonical
+};
+
+struct Problem {
+  clang::SourceLocation loc;
+  std::string msg;
+};
+
+struct TUResult {
+  std::vector<GlobalRec> globals;                 // in source order of first sight
+  std::map<const clang::VarDecl *, size_t> index;  // canonical decl -> globals[i]
+  std::vector<UseRec> uses;
+  std::vector<UseRec> initRefs;  // uses inside static initializers (for per-rank hooks)
+  std::vector<Problem> errors;
+  bool isPrivatized(const clang::VarDecl *v) const;
+};
+
+// Returns the analysis of a parsed translation unit.
+TUResult findGlobals(clang::ASTContext &ctx, const Options &opt);
+
+// Rewrites the main file; returns false (with errors already printed) on failure.
+bool rewriteMainFile(clang::ASTContext &ctx, const TUResult &res, std::string &out);
+
+// Prints compiler-style diagnostics for every global to llvm::outs().
+void printReport(clang::ASTContext &ctx, const TUResult &res);
+
+// Warns about mutable globals that the prebuilt library `path` defines (nm).
+int reportLibrary(const std::string &path);
+
+}  // namespace skn

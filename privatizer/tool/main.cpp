@@ -1,0 +1,164 @@
+// skein-privatize: report or rewrite the mutable globals of a C/C++ translation unit so
+// that each MPI rank (a thread in Skein) gets its own copy. See privatizer/README.md.
+//   skein-privatize --report a.c b.c -- <compile flags>     (or -p <build dir>)
+//   skein-privatize a.c -o a.priv.c -- <compile flags>
+#include "finder.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/Pragma.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CommonOptionsParser.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+using namespace clang::tooling;
+
+static llvm::cl::OptionCategory Cat("skein-privatize options");
+static llvm::cl::opt<bool> Report("report", llvm::cl::desc("List the globals and what will be done with them"),
+                                  llvm::cl::cat(Cat));
+static llvm::cl::opt<std::string> Output("o", llvm::cl::desc("Write the privatized source here (one input only)"),
+                                         llvm::cl::value_desc("file"), llvm::cl::cat(Cat));
+static llvm::cl::list<std::string> Shared("shared", llvm::cl::desc("Globals to leave shared (comma-separated names)"),
+                                          llvm::cl::CommaSeparated, llvm::cl::cat(Cat));
+static llvm::cl::list<std::string> Libs("lib", llvm::cl::desc("Prebuilt library to check with nm (report mode)"),
+                                        llvm::cl::cat(Cat));
+
+namespace {
+
+// #pragma skein shared(a, b)
+class SharedPragma : public PragmaHandler {
+ public:
+  explicit SharedPragma(std::set<std::string> &s) : PragmaHandler("skein"), names(s) {}
+  void HandlePragma(Preprocessor &pp, PragmaIntroducer, Token &first) override {
+    Token t;
+    pp.Lex(t);
+    if (!t.is(tok::identifier) || t.getIdentifierInfo()->getName() != "shared") return bad(pp, t);
+    pp.Lex(t);
+    if (!t.is(tok::l_paren)) return bad(pp, t);
+    for (;;) {
+      pp.Lex(t);
+      if (t.is(tok::identifier)) names.insert(t.getIdentifierInfo()->getName().str());
+      else if (t.is(tok::r_paren)) break;
+      else if (!t.is(tok::comma) && !t.is(tok::coloncolon)) return bad(pp, t);
+      if (t.is(tok::eod)) return bad(pp, t);
+    }
+  }
+
+ private:
+  std::set<std::string> &names;
+  void bad(Preprocessor &pp, Token &t) {
+    DiagnosticsEngine &d = pp.getDiagnostics();
+    d.Report(t.getLocation(), d.getCustomDiagID(DiagnosticsEngine::Error,
+                                                "expected '#pragma skein shared(name, ...)'"));
+    while (!t.is(tok::eod)) pp.Lex(t);
+  }
+};
+
+int g_failures = 0;
+
+class Consumer : public ASTConsumer {
+ public:
+  explicit Consumer(skn::Options &o) : opt(o) {}
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    if (ctx.getDiagnostics().hasErrorOccurred()) {
+      g_failures++;
+      return;
+    }
+    skn::TUResult res = skn::findGlobals(ctx, opt);
+    if (Report) {
+      skn::printReport(ctx, res);
+      // errors for uses (not tied to one global) are listed too
+      SourceManager &sm = ctx.getSourceManager();
+      for (const skn::Problem &p : res.errors) {
+        bool listed = false;
+        for (const skn::GlobalRec &g : res.globals) listed |= g.action == skn::Action::Error && p.msg == g.why;
+        if (listed) continue;
+        PresumedLoc pl = sm.getPresumedLoc(sm.getExpansionLoc(p.loc));
+        if (pl.isValid())
+          llvm::outs() << pl.getFilename() << ":" << pl.getLine() << ":" << pl.getColumn() << ": error: " << p.msg
+                       << " [skein-privatize]\n";
+      }
+      if (!res.errors.empty()) g_failures++;
+      return;
+    }
+    DiagnosticsEngine &d = ctx.getDiagnostics();
+    unsigned id = d.getCustomDiagID(DiagnosticsEngine::Error, "%0 [skein-privatize]");
+    for (const skn::Problem &p : res.errors) d.Report(p.loc, id) << p.msg;
+    if (!res.errors.empty()) {
+      g_failures++;
+      return;
+    }
+    std::string out;
+    if (!skn::rewriteMainFile(ctx, res, out)) {
+      g_failures++;
+      return;
+    }
+    if (Output.empty()) {
+      llvm::outs() << out;
+      return;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream os(Output, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      llvm::errs() << "skein-privatize: cannot write " << Output << ": " << ec.message() << "\n";
+      g_failures++;
+      return;
+    }
+    os << out;
+  }
+
+ private:
+  skn::Options &opt;
+};
+
+class Action : public ASTFrontendAction {
+ public:
+  bool BeginSourceFileAction(CompilerInstance &ci) override {
+    opt.shared.insert(Shared.begin(), Shared.end());
+    ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
+    return true;
+  }
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+    return std::make_unique<Consumer>(opt);
+  }
+
+ private:
+  skn::Options opt;
+};
+
+}  // namespace
+
+int main(int argc, const char **argv) {
+  auto parser = CommonOptionsParser::create(argc, argv, Cat, llvm::cl::ZeroOrMore,
+                                            "Makes the mutable globals of MPI programs per rank for Skein.\n");
+  if (!parser) {
+    llvm::errs() << parser.takeError();
+    return 2;
+  }
+  const std::vector<std::string> &files = parser->getSourcePathList();
+  if (!Output.empty() && files.size() != 1) {
+    llvm::errs() << "skein-privatize: -o takes exactly one input file\n";
+    return 2;
+  }
+  if (files.empty() && Libs.empty()) {
+    llvm::errs() << "skein-privatize: no input files\n";
+    return 2;
+  }
+  int rc = 0;
+  for (const std::string &lib : Libs) rc |= skn::reportLibrary(lib);
+  if (files.empty()) return rc;
+  ClangTool tool(parser->getCompilations(), files);
+  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-resource-dir=" CLANG_RESOURCE_DIR, ArgumentInsertPosition::END));
+  // gcc-only warning options in real build flags must not stop the parse
+  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unknown-warning-option", ArgumentInsertPosition::END));
+  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unused-command-line-argument", ArgumentInsertPosition::END));
+  int trc = tool.run(newFrontendActionFactory<Action>().get());
+  if (trc != 0 || g_failures) rc = 1;
+  return rc;
+}

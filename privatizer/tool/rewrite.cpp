@@ -1,0 +1,351 @@
+// Rewriter: turns the finder's records into a privatized main file.
+//  - a definition gets a section attribute (skn_pdata, or NOBITS skn_pbss when its image
+//    is all zeros), so the runtime can give each rank a copy of the module's sections;
+//  - every use `x` becomes SKN_PRIV(x): the rank's copy at &x + delta, where delta comes
+//    from a const accessor the compiler hoists;
+//  - initializers that use privatized globals and C++ constructors get per-rank hooks;
+//  - thread_local variables and template instantiations (which gcc will not place in a
+//    section) find the rank's copy by address (SKN_PRIV_TLS / SKN_PRIV_ADDR).
+// Nothing is inserted across lines except around macro expansions, and #line directives
+// keep the original line numbers for the compiler's diagnostics and __LINE__.
+#include "finder.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+
+namespace skn {
+
+static const char *kPreludeC =
+    "/* privatized by skein-privatize: every mutable global is per rank */\n"
+    "__attribute__((const, visibility(\"hidden\"))) long __skn_priv_delta(void);\n"
+    "__attribute__((const, visibility(\"hidden\"))) void *__skn_priv_addr(void *, unsigned long);\n"
+    "__attribute__((const, visibility(\"hidden\"))) void *__skn_priv_tls(void *, unsigned long);\n"
+    "#define SKN_PRIV(...) (*(__typeof__(__VA_ARGS__) *)((char *)&(__VA_ARGS__) + __skn_priv_delta()))\n"
+    "#define SKN_PRIV_ADDR(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_addr((void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
+    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)))\n";
+
+static const char *kPreludeCxx =
+    "/* privatized by skein-privatize: every mutable global is per rank */\n"
+    "#include <new>\n"
+    "extern \"C\" __attribute__((const, visibility(\"hidden\"))) long __skn_priv_delta(void);\n"
+    "extern \"C\" __attribute__((const, visibility(\"hidden\"))) void *__skn_priv_addr(void *, unsigned long);\n"
+    "extern \"C\" __attribute__((const, visibility(\"hidden\"))) void *__skn_priv_tls(void *, unsigned long);\n"
+    "extern \"C\" void skein_priv_atexit(void (*)(void *), void *);\n"
+    "#define SKN_PRIV(...) (*(__typeof__(__VA_ARGS__) *)((char *)__builtin_addressof(__VA_ARGS__) + __skn_priv_delta()))\n"
+    "#define SKN_PRIV_ADDR(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_addr((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
+    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n";
+
+// gcc takes the whole string as the section's name (so comdat and plain variables do not
+// conflict) but the assembler stops at '#': every variant lands in the same section.
+static std::string sectionAttr(bool bss, bool comdat) {
+  std::string s = bss ? "skn_pbss,\\\"aw\\\",@nobits#" : "skn_pdata,\\\"aw\\\",@progbits#";
+  if (comdat) s += "c";
+  return " __attribute__((section(\"" + s + "\")))";
+}
+
+namespace {
+
+struct Rw {
+  ASTContext &ctx;
+  SourceManager &sm;
+  const LangOptions &lo;
+  const TUResult &res;
+  Rewriter rw;
+  bool ok = true;
+  std::set<unsigned> doneSpelling;
+  // macro expansions (outermost, in the main file) -> names to redefine around them
+  std::map<std::pair<unsigned, unsigned>, std::map<std::string, std::string>> expansions;
+  std::vector<std::string> hookCalls;
+  int nhooks = 0;
+
+  Rw(ASTContext &c, const TUResult &r) : ctx(c), sm(c.getSourceManager()), lo(c.getLangOpts()), res(r) {
+    rw.setSourceMgr(sm, lo);
+  }
+
+  void error(SourceLocation l, const std::string &m) {
+    ctx.getDiagnostics().Report(l, ctx.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << m;
+    ok = false;
+  }
+
+  const GlobalRec &rec(const VarDecl *v) const { return res.globals[res.index.at(v)]; }
+
+  std::string wrapper(const GlobalRec &g) const {
+    if (g.action == Action::PrivTls) return "SKN_PRIV_TLS";
+    if (g.slowPath) return "SKN_PRIV_ADDR";
+    return "SKN_PRIV";
+  }
+
+  std::string text(SourceRange r) const {
+    return Lexer::getSourceText(CharSourceRange::getTokenRange(r), sm, lo).str();
+  }
+
+  // Text of the initializer of g with uses of privatized globals wrapped.
+  bool initText(const VarDecl *d, std::string &out) { return rangeText(d, d->getInit()->getSourceRange(), out); }
+  bool rangeText(const VarDecl *d, SourceRange r, std::string &out) {
+    if (r.getBegin().isMacroID() || r.getEnd().isMacroID()) {
+      error(d->getLocation(), "initializer of '" + d->getNameAsString() + "' comes from a macro: not supported");
+      return false;
+    }
+    unsigned b = sm.getFileOffset(r.getBegin());
+    unsigned e = sm.getFileOffset(Lexer::getLocForEndOfToken(r.getEnd(), 0, sm, lo));
+    std::vector<std::pair<unsigned, unsigned>> cuts;  // [start, end) file offsets
+    std::vector<std::string> wraps;
+    for (const UseRec &u : res.initRefs) {
+      if (!res.isPrivatized(u.var)) continue;
+      SourceRange ur = u.expr->getSourceRange();
+      if (ur.getBegin().isMacroID()) {
+        if (sm.getFileOffset(sm.getExpansionLoc(ur.getBegin())) >= b &&
+            sm.getFileOffset(sm.getExpansionLoc(ur.getBegin())) < e) {
+          error(ur.getBegin(), "privatized global used through a macro in a static initializer: not supported");
+          return false;
+        }
+        continue;
+      }
+      if (sm.getFileID(ur.getBegin()) != sm.getMainFileID()) continue;
+      unsigned ub = sm.getFileOffset(ur.getBegin());
+      unsigned ue = sm.getFileOffset(Lexer::getLocForEndOfToken(ur.getEnd(), 0, sm, lo));
+      if (ub < b || ue > e) continue;
+      cuts.push_back({ub, ue});
+      wraps.push_back(wrapper(rec(u.var)));
+    }
+    std::vector<size_t> order(cuts.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return cuts[x].first < cuts[y].first; });
+    StringRef buf = sm.getBufferData(sm.getMainFileID());
+    unsigned pos = b;
+    out.clear();
+    for (size_t i : order) {
+      if (cuts[i].first < pos) continue;
+      out += buf.substr(pos, cuts[i].first - pos).str();
+      out += wraps[i] + "(" + buf.substr(cuts[i].first, cuts[i].second - cuts[i].first).str() + ")";
+      pos = cuts[i].second;
+    }
+    out += buf.substr(pos, e - pos).str();
+    return true;
+  }
+
+  // The location just after the ';' that ends the declaration containing d.
+  SourceLocation afterDecl(const VarDecl *d) {
+    SourceLocation l = d->getEndLoc();
+    for (int guard = 0; guard < 100000; guard++) {
+      std::optional<Token> t = Lexer::findNextToken(l, sm, lo);
+      if (!t) break;
+      if (t->is(tok::semi)) return t->getEndLoc();
+      l = t->getLocation();
+      if (t->isOneOf(tok::l_brace, tok::l_paren, tok::l_square)) {
+        // skip a balanced group (a lambda or braces in a later declarator)
+        int depth = 1;
+        while (depth > 0) {
+          std::optional<Token> u = Lexer::findNextToken(l, sm, lo);
+          if (!u) return SourceLocation();
+          l = u->getLocation();
+          if (u->isOneOf(tok::l_brace, tok::l_paren, tok::l_square)) depth++;
+          if (u->isOneOf(tok::r_brace, tok::r_paren, tok::r_square)) depth--;
+        }
+      }
+    }
+    return SourceLocation();
+  }
+
+  // Qualified prefix ("::ns::") of the namespace holding d, or "" at global scope; false
+  // when d sits in a class (no place for a hook function there).
+  bool scopePrefix(const VarDecl *d, std::string &p) {
+    p.clear();
+    for (const DeclContext *dc = d->getDeclContext(); dc; dc = dc->getParent()) {
+      if (dc->isTranslationUnit() || dc->isExternCContext() || dc->isExternCXXContext() ||
+          isa<LinkageSpecDecl>(dc))
+        continue;
+      if (auto *ns = dyn_cast<NamespaceDecl>(dc)) {
+        if (!ns->isAnonymousNamespace()) p = "::" + ns->getNameAsString() + p;
+        continue;
+      }
+      return false;
+    }
+    p += "::";
+    return true;
+  }
+
+  void addHook(const VarDecl *d, const std::string &body) {
+    std::string prefix;
+    bool cxx = lo.CPlusPlus;
+    if (d->getLexicalDeclContext()->isRecord() || (cxx && !scopePrefix(d, prefix))) {
+      error(d->getLocation(), "'" + d->getNameAsString() +
+                                  "' needs a per-rank initializer but is defined inside a class: define it out of class");
+      return;
+    }
+    SourceLocation after = afterDecl(d);
+    if (after.isInvalid() || !sm.isWrittenInMainFile(after)) {
+      error(d->getLocation(), "cannot find the end of the declaration of '" + d->getNameAsString() + "'");
+      return;
+    }
+    std::string name = "__skn_priv_hook" + std::to_string(nhooks++);
+    rw.InsertTextAfter(after, " static void " + name + "(void) { " + body + " }");
+    hookCalls.push_back(cxx ? prefix + name : name);
+  }
+
+  void definitions() {
+    for (const GlobalRec &g : res.globals) {
+      const VarDecl *d = g.def;
+      bool priv = g.action == Action::PrivData || g.action == Action::PrivBss || g.action == Action::PrivCtor;
+      if (!priv || !d || !sm.isWrittenInMainFile(d->getLocation())) continue;
+      if (!g.slowPath) {
+        // after the declarator: the name, or the end of its type (arrays, function pointers)
+        SourceLocation end = d->getLocation();
+        if (TypeSourceInfo *tsi = d->getTypeSourceInfo()) {
+          SourceLocation te = tsi->getTypeLoc().getEndLoc();
+          if (te.isValid() && !te.isMacroID() && sm.isBeforeInTranslationUnit(end, te)) end = te;
+        }
+        bool comdat = d->isInline();
+        rw.InsertTextAfterToken(end, sectionAttr(g.action == Action::PrivBss, comdat));
+      }
+      std::string v = d->getNameAsString();
+      if (g.action == Action::PrivCtor) {
+        // Per rank: construct the rank's copy (over the bytes copied from the process's
+        // object) and destroy it when the rank ends.
+        std::string args;
+        const Expr *init = d->getInit();
+        std::string t = "__typeof__(" + v + ")";
+        const auto *ce = init ? dyn_cast<CXXConstructExpr>(init->IgnoreImplicit()) : nullptr;
+        if (ce && ce->getParenOrBraceRange().isValid()) {
+          if (!rangeText(d, ce->getParenOrBraceRange(), args)) continue;  // "(a, b)" or "{a, b}"
+        } else if (ce && ce->getNumArgs() == 0) {
+          args = "";
+        } else if (init) {
+          std::string it;
+          if (!initText(d, it)) continue;
+          args = isa<InitListExpr>(init->IgnoreImplicit()) ? it : "(" + it + ")";
+        }
+        std::string body = "using __skn_t = " + t + "; __skn_t *__skn_p = &SKN_PRIV(" + v +
+                           "); ::new ((void *)__skn_p) __skn_t" + args + "; ";
+        if (const CXXRecordDecl *rd = d->getType()->getAsCXXRecordDecl())
+          if (!rd->hasTrivialDestructor())
+            body += "skein_priv_atexit([](void *__skn_q) { static_cast<__skn_t *>(__skn_q)->~__skn_t(); }, __skn_p);";
+        addHook(d, body);
+      } else if (g.needsHook && d->getInit()) {
+        std::string it;
+        if (!initText(d, it)) continue;
+        addHook(d, "__typeof__(" + v + ") __skn_v = " + it + "; __builtin_memcpy((void *)&" + wrapper(g) + "(" + v +
+                       "), (const void *)&__skn_v, sizeof __skn_v);");
+      }
+    }
+  }
+
+  void uses() {
+    for (const UseRec &u : res.uses) {
+      if (!res.isPrivatized(u.var)) continue;
+      const GlobalRec &g = rec(u.var);
+      std::string w = wrapper(g);
+      SourceRange r = u.expr->getSourceRange();
+      SourceLocation b = r.getBegin(), e = r.getEnd();
+      if (!b.isMacroID() && !e.isMacroID()) {
+        if (!sm.isWrittenInMainFile(b)) continue;  // reported by the finder
+        rw.InsertTextBefore(b, w + "(");
+        rw.InsertTextAfterToken(e, ")");
+        continue;
+      }
+      SourceLocation sb = sm.getSpellingLoc(b), se = sm.getSpellingLoc(e);
+      if (sm.isWrittenInMainFile(sb) && sm.isWrittenInMainFile(se) && !sm.isBeforeInTranslationUnit(se, sb)) {
+        // a macro argument, or the body of a macro defined in this file: rewrite the text once
+        if (!doneSpelling.insert(sb.getRawEncoding()).second) continue;
+        rw.InsertTextBefore(sb, w + "(");
+        rw.InsertTextAfterToken(se, ")");
+        continue;
+      }
+      // The body of a macro from a project header: redefine the name around the expansion.
+      auto *dre = dyn_cast<DeclRefExpr>(u.expr);
+      CharSourceRange ex = sm.getExpansionRange(b);
+      while (ex.getBegin().isMacroID()) ex = sm.getExpansionRange(ex.getBegin());
+      if (!dre || dre->hasQualifier() || !sm.isWrittenInMainFile(ex.getBegin())) {
+        error(sb, "use of privatized global '" + g.name + "' inside a macro: cannot rewrite it");
+        continue;
+      }
+      CharSourceRange ex2 = sm.getExpansionRange(e);
+      while (ex2.getBegin().isMacroID()) ex2 = sm.getExpansionRange(ex2.getBegin());
+      unsigned eb = sm.getFileOffset(ex.getBegin()), ee = sm.getFileOffset(ex2.getEnd());
+      std::string n = u.var->getNameAsString();
+      expansions[{eb, std::max(ee, eb)}][n] = w;
+    }
+    for (auto &[range, names] : expansions) {
+      SourceLocation fb = sm.getLocForStartOfFile(sm.getMainFileID());
+      SourceLocation b = fb.getLocWithOffset(range.first), e = fb.getLocWithOffset(range.second);
+      unsigned line = sm.getSpellingLineNumber(b), col = sm.getSpellingColumnNumber(b);
+      unsigned eline = sm.getSpellingLineNumber(e);
+      SourceLocation after = Lexer::getLocForEndOfToken(e, 0, sm, lo);
+      unsigned acol = sm.getSpellingColumnNumber(after);
+      std::string pre = "\n", post = "\n";
+      for (auto &[n, w] : names) {
+        pre += "#pragma push_macro(\"" + n + "\")\n#undef " + n + "\n#define " + n + " " + w + "(" + n + ")\n";
+        post += "#pragma pop_macro(\"" + n + "\")\n";
+      }
+      pre += "#line " + std::to_string(line) + "\n" + std::string(col - 1, ' ');
+      post += "#line " + std::to_string(eline) + "\n" + std::string(acol - 1, ' ');
+      rw.InsertTextBefore(b, pre);
+      rw.InsertTextAfter(after, post);
+    }
+  }
+
+  // "#pragma skein ..." means nothing to the compiler that builds the rewritten file.
+  void dropPragmas() {
+    FileID main = sm.getMainFileID();
+    StringRef buf = sm.getBufferData(main);
+    size_t pos = 0;
+    while (pos < buf.size()) {
+      size_t eol = buf.find('\n', pos);
+      if (eol == StringRef::npos) eol = buf.size();
+      StringRef line = buf.slice(pos, eol).ltrim();
+      if (line.consume_front("#") && line.ltrim().consume_front("pragma") && line.ltrim().startswith("skein")) {
+        SourceLocation l = sm.getLocForStartOfFile(main).getLocWithOffset(pos);
+        rw.ReplaceText(l, eol - pos, "");
+      }
+      pos = eol + 1;
+    }
+  }
+
+  bool run(std::string &out) {
+    definitions();
+    uses();
+    dropPragmas();
+    if (!ok) return false;
+    FileID main = sm.getMainFileID();
+    std::string file = sm.getFileEntryRefForID(main)->getName().str();
+    std::string pre = lo.CPlusPlus ? kPreludeCxx : kPreludeC;
+    std::string esc;
+    for (char c : file) {
+      if (c == '"' || c == '\\') esc += '\\';
+      esc += c;
+    }
+    pre += "#line 1 \"" + esc + "\"\n";
+    rw.InsertTextBefore(sm.getLocForStartOfFile(main), pre);
+    std::string tail;
+    if (!hookCalls.empty()) {
+      // One hook per file runs the variables' hooks in declaration order.
+      tail += "\nstatic void __skn_priv_init(void) {";
+      for (const std::string &h : hookCalls) tail += " " + h + "();";
+      tail += " }\nstatic void (*const __skn_priv_init_p)(void) __attribute__((section(\"skn_pinit\"), used)) = "
+              "__skn_priv_init;\n";
+    }
+    const RewriteBuffer *buf = rw.getRewriteBufferFor(main);
+    out = buf ? std::string(buf->begin(), buf->end()) : std::string(sm.getBufferData(main));
+    if (!buf) out = pre + out;
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += tail;
+    return true;
+  }
+};
+
+}  // namespace
+
+bool rewriteMainFile(ASTContext &ctx, const TUResult &res, std::string &out) {
+  Rw r(ctx, res);
+  return r.run(out);
+}
+
+}  // namespace skn
