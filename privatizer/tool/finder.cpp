@@ -136,8 +136,10 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
           err(a->getAsmLoc(), "privatized global '" + g.name +
                                   "' is named inside inline assembly: it cannot be privatized (mark it shared with "
                                   "SKEIN_SHARED or '#pragma skein shared(" + g.name + ")', or pass it as an operand)");
-    // Uses of privatized globals spelled in project headers cannot be rewritten.
+    // Uses of privatized globals spelled in project headers cannot be rewritten unless
+    // the headers are rewritten too.
     for (const UseRec &u : res.uses) {
+      if (opt.headers) break;
       if (!res.isPrivatized(u.var)) continue;
       SourceLocation l = u.expr->getBeginLoc();
       SourceLocation sp = sm.getSpellingLoc(l);

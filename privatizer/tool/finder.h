@@ -5,6 +5,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/Basic/SourceLocation.h"
 #include <map>
 #include <set>
 #include <string>
@@ -12,8 +13,20 @@
 
 namespace skn {
 
+// An #include seen by the preprocessor (for redirecting project headers to their
+// rewritten copies).
+struct IncludeRec {
+  clang::SourceLocation hash;
+  clang::CharSourceRange nameRange;
+  std::string target;  // resolved path ("" when not found)
+  bool system;
+};
+
 struct Options {
   std::set<std::string> shared;  // names given with --shared (and #pragma skein shared)
+  bool headers = false;           // rewrite project headers too (--header-dir)
+  std::vector<IncludeRec> includes;
+  std::vector<std::pair<clang::FileID, bool>> entered;  // files entered, and whether system
 };
 
 enum class Action {
@@ -59,8 +72,10 @@ struct TUResult {
 // Returns the analysis of a parsed translation unit.
 TUResult findGlobals(clang::ASTContext &ctx, const Options &opt);
 
-// Rewrites the main file; returns false (with errors already printed) on failure.
-bool rewriteMainFile(clang::ASTContext &ctx, const TUResult &res, std::string &out);
+// Rewrites the main file (and with opt.headers, every project header it includes, into
+// headers: original absolute path -> text); returns false (errors printed) on failure.
+bool rewriteMainFile(clang::ASTContext &ctx, const TUResult &res, const Options &opt, const std::string &headerDir,
+                     std::string &out, std::map<std::string, std::string> &headers);
 
 // Prints compiler-style diagnostics for every global to llvm::outs().
 void printReport(clang::ASTContext &ctx, const TUResult &res);

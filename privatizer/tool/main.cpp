@@ -14,6 +14,7 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -26,6 +27,9 @@ static llvm::cl::opt<std::string> Output("o", llvm::cl::desc("Write the privatiz
                                          llvm::cl::value_desc("file"), llvm::cl::cat(Cat));
 static llvm::cl::list<std::string> Shared("shared", llvm::cl::desc("Globals to leave shared (comma-separated names)"),
                                           llvm::cl::CommaSeparated, llvm::cl::cat(Cat));
+static llvm::cl::opt<std::string> HeaderDir(
+    "header-dir", llvm::cl::desc("Also rewrite the project headers the file includes, into DIR/<absolute path>"),
+    llvm::cl::value_desc("dir"), llvm::cl::cat(Cat));
 static llvm::cl::list<std::string> Libs("lib", llvm::cl::desc("Prebuilt library to check with nm (report mode)"),
                                         llvm::cl::cat(Cat));
 
@@ -58,6 +62,28 @@ class SharedPragma : public PragmaHandler {
                                                 "expected '#pragma skein shared(name, ...)'"));
     while (!t.is(tok::eod)) pp.Lex(t);
   }
+};
+
+// Records includes and entered files for the header rewriting.
+class IncludeLog : public PPCallbacks {
+ public:
+  IncludeLog(skn::Options &o, SourceManager &s) : opt(o), sm(s) {}
+  void InclusionDirective(SourceLocation hash, const Token &, StringRef, bool, CharSourceRange range,
+                          OptionalFileEntryRef file, StringRef, StringRef, const Module *,
+                          SrcMgr::CharacteristicKind type) override {
+    opt.includes.push_back({hash, range, file ? std::string(file->getName()) : std::string(),
+                            type != SrcMgr::C_User});
+  }
+  void FileChanged(SourceLocation loc, FileChangeReason reason, SrcMgr::CharacteristicKind type,
+                   FileID) override {
+    if (reason != EnterFile) return;
+    FileID f = sm.getFileID(loc);
+    if (f.isValid() && sm.getFileEntryForID(f)) opt.entered.push_back({f, type != SrcMgr::C_User});
+  }
+
+ private:
+  skn::Options &opt;
+  SourceManager &sm;
 };
 
 int g_failures = 0;
@@ -95,9 +121,21 @@ class Consumer : public ASTConsumer {
       return;
     }
     std::string out;
-    if (!skn::rewriteMainFile(ctx, res, out)) {
+    std::map<std::string, std::string> headers;
+    if (!skn::rewriteMainFile(ctx, res, opt, HeaderDir, out, headers)) {
       g_failures++;
       return;
+    }
+    for (auto &[path, text] : headers) {
+      std::string dest = HeaderDir + path;
+      std::error_code ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(dest));
+      llvm::raw_fd_ostream hs(dest, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        llvm::errs() << "skein-privatize: cannot write " << dest << ": " << ec.message() << "\n";
+        g_failures++;
+        return;
+      }
+      hs << text;
     }
     if (Output.empty()) {
       llvm::outs() << out;
@@ -121,6 +159,8 @@ class Action : public ASTFrontendAction {
  public:
   bool BeginSourceFileAction(CompilerInstance &ci) override {
     opt.shared.insert(Shared.begin(), Shared.end());
+    opt.headers = !HeaderDir.empty();
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
     return true;
   }
@@ -149,6 +189,11 @@ int main(int argc, const char **argv) {
   if (files.empty() && Libs.empty()) {
     llvm::errs() << "skein-privatize: no input files\n";
     return 2;
+  }
+  if (!HeaderDir.empty()) {
+    SmallString<256> abs(HeaderDir);
+    llvm::sys::fs::make_absolute(abs);
+    HeaderDir = std::string(abs);
   }
   int rc = 0;
   for (const std::string &lib : Libs) rc |= skn::reportLibrary(lib);

@@ -17,6 +17,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -24,16 +26,16 @@ using namespace clang;
 namespace skn {
 
 static const char *kPreludeC =
-    "/* privatized by skein-privatize: every mutable global is per rank */\n"
+    "#ifndef SKN_PRIV_PRELUDE\n#define SKN_PRIV_PRELUDE /* privatized by skein-privatize: every mutable global is per rank */\n"
     "__attribute__((const, visibility(\"hidden\"))) long __skn_priv_delta(void);\n"
     "__attribute__((const, visibility(\"hidden\"))) void *__skn_priv_addr(void *, unsigned long);\n"
     "__attribute__((const, visibility(\"hidden\"))) void *__skn_priv_tls(void *, unsigned long);\n"
     "#define SKN_PRIV(...) (*(__typeof__(__VA_ARGS__) *)((char *)&(__VA_ARGS__) + __skn_priv_delta()))\n"
     "#define SKN_PRIV_ADDR(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_addr((void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
-    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)))\n";
+    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)))\n#endif\n";
 
 static const char *kPreludeCxx =
-    "/* privatized by skein-privatize: every mutable global is per rank */\n"
+    "#ifndef SKN_PRIV_PRELUDE\n#define SKN_PRIV_PRELUDE /* privatized by skein-privatize: every mutable global is per rank */\n"
     "#include <new>\n"
     "extern \"C\" __attribute__((const, visibility(\"hidden\"))) long __skn_priv_delta(void);\n"
     "extern \"C\" __attribute__((const, visibility(\"hidden\"))) void *__skn_priv_addr(void *, unsigned long);\n"
@@ -41,7 +43,7 @@ static const char *kPreludeCxx =
     "extern \"C\" void skein_priv_atexit(void (*)(void *), void *);\n"
     "#define SKN_PRIV(...) (*(__typeof__(__VA_ARGS__) *)((char *)__builtin_addressof(__VA_ARGS__) + __skn_priv_delta()))\n"
     "#define SKN_PRIV_ADDR(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_addr((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
-    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n";
+    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n#endif\n";
 
 // gcc takes the whole string as the section's name (so comdat and plain variables do not
 // conflict) but the assembler stops at '#': every variant lands in the same section.
@@ -58,17 +60,54 @@ struct Rw {
   SourceManager &sm;
   const LangOptions &lo;
   const TUResult &res;
+  const Options &opt;
+  std::string headerDir;
   Rewriter rw;
+  std::map<const FileEntry *, FileID> firstFid;  // project headers: the FileID edits go to
+  std::set<std::pair<unsigned, std::string>> done; // (canonical location, text) inserted
   bool ok = true;
   std::set<unsigned> doneSpelling;
   // macro expansions (outermost, in the main file) -> names to redefine around them
   std::map<std::pair<unsigned, unsigned>, std::map<std::string, std::string>> expansions;
   std::vector<std::string> hookCalls;
   int nhooks = 0;
+  std::map<std::string, std::string> *headersOut = nullptr;
 
-  Rw(ASTContext &c, const TUResult &r) : ctx(c), sm(c.getSourceManager()), lo(c.getLangOpts()), res(r) {
+  Rw(ASTContext &c, const TUResult &r, const Options &o, const std::string &hd)
+      : ctx(c), sm(c.getSourceManager()), lo(c.getLangOpts()), res(r), opt(o), headerDir(hd) {
     rw.setSourceMgr(sm, lo);
+    if (opt.headers)
+      for (auto &[fid, system] : opt.entered) {
+        const FileEntry *fe = sm.getFileEntryForID(fid);
+        if (!system && fe && fid != sm.getMainFileID() && !firstFid.count(fe)) firstFid[fe] = fid;
+      }
   }
+
+  // A file location we may edit: the main file, or a project header when headers are
+  // rewritten (edits of a header included twice go to its first inclusion).
+  bool editable(SourceLocation l) const {
+    if (l.isInvalid() || l.isMacroID()) return false;
+    FileID f = sm.getFileID(l);
+    if (f == sm.getMainFileID()) return true;
+    const FileEntry *fe = sm.getFileEntryForID(f);
+    return opt.headers && fe && firstFid.count(fe);
+  }
+  SourceLocation canon(SourceLocation l) const {
+    FileID f = sm.getFileID(l);
+    if (f == sm.getMainFileID()) return l;
+    const FileEntry *fe = sm.getFileEntryForID(f);
+    auto it = firstFid.find(fe);
+    if (it == firstFid.end() || it->second == f) return l;
+    return sm.getComposedLoc(it->second, sm.getFileOffset(l));
+  }
+  void wrap(SourceLocation b, SourceLocation e, const std::string &w) {
+    b = canon(b);
+    e = canon(e);
+    if (!done.insert({b.getRawEncoding(), w}).second) return;
+    rw.InsertTextBefore(b, w + "(");
+    rw.InsertTextAfterToken(e, ")");
+  }
+  std::string shadowPath(const std::string &orig) const { return headerDir + orig; }
 
   void error(SourceLocation l, const std::string &m) {
     ctx.getDiagnostics().Report(l, ctx.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << m;
@@ -246,17 +285,14 @@ struct Rw {
       SourceRange r = u.expr->getSourceRange();
       SourceLocation b = r.getBegin(), e = r.getEnd();
       if (!b.isMacroID() && !e.isMacroID()) {
-        if (!sm.isWrittenInMainFile(b)) continue;  // reported by the finder
-        rw.InsertTextBefore(b, w + "(");
-        rw.InsertTextAfterToken(e, ")");
+        if (!editable(b)) continue;  // reported by the finder
+        wrap(b, e, w);
         continue;
       }
       SourceLocation sb = sm.getSpellingLoc(b), se = sm.getSpellingLoc(e);
-      if (sm.isWrittenInMainFile(sb) && sm.isWrittenInMainFile(se) && !sm.isBeforeInTranslationUnit(se, sb)) {
-        // a macro argument, or the body of a macro defined in this file: rewrite the text once
-        if (!doneSpelling.insert(sb.getRawEncoding()).second) continue;
-        rw.InsertTextBefore(sb, w + "(");
-        rw.InsertTextAfterToken(se, ")");
+      if (editable(sb) && editable(se) && sm.getFileID(sb) == sm.getFileID(se) && !sm.isBeforeInTranslationUnit(se, sb)) {
+        // a macro argument, or the body of a macro defined in a file we rewrite: once
+        wrap(sb, se, w);
         continue;
       }
       // The body of a macro from a project header: redefine the name around the expansion.
@@ -309,9 +345,28 @@ struct Rw {
     }
   }
 
+  // Includes of project headers in rewritten files name the rewritten copies.
+  void redirectIncludes() {
+    if (!opt.headers) return;
+    std::set<std::string> project;
+    for (auto &[fe, fid] : firstFid) project.insert(std::string(sm.getFileEntryRefForID(fid)->getName()));
+    for (const IncludeRec &inc : opt.includes) {
+      if (inc.system || inc.target.empty() || !editable(inc.hash)) continue;
+      SmallString<256> abs(inc.target);
+      llvm::sys::fs::make_absolute(abs);
+      llvm::sys::path::remove_dots(abs, true);
+      std::string target = std::string(abs);
+      std::string name = project.count(inc.target) || project.count(target) ? shadowPath(target) : target;
+      SourceLocation b = canon(inc.nameRange.getBegin());
+      if (!done.insert({b.getRawEncoding(), "#include"}).second) continue;
+      rw.ReplaceText(CharSourceRange::getCharRange(b, canon(inc.nameRange.getEnd())), "\"" + name + "\"");
+    }
+  }
+
   bool run(std::string &out) {
     definitions();
     uses();
+    redirectIncludes();
     dropPragmas();
     if (!ok) return false;
     FileID main = sm.getMainFileID();
@@ -332,6 +387,20 @@ struct Rw {
       tail += " }\nstatic void (*const __skn_priv_init_p)(void) __attribute__((section(\"skn_pinit\"), used)) = "
               "__skn_priv_init;\n";
     }
+    for (auto &[fe, fid] : firstFid) {
+      std::string name = std::string(sm.getFileEntryRefForID(fid)->getName());
+      SmallString<256> abs(name);
+      llvm::sys::fs::make_absolute(abs);
+      llvm::sys::path::remove_dots(abs, true);
+      const RewriteBuffer *hb = rw.getRewriteBufferFor(fid);
+      std::string body = hb ? std::string(hb->begin(), hb->end()) : std::string(sm.getBufferData(fid));
+      std::string hesc;
+      for (char c : name) {
+        if (c == '"' || c == '\\') hesc += '\\';
+        hesc += c;
+      }
+      (*headersOut)[std::string(abs)] = std::string(lo.CPlusPlus ? kPreludeCxx : kPreludeC) + "#line 1 \"" + hesc + "\"\n" + body;
+    }
     const RewriteBuffer *buf = rw.getRewriteBufferFor(main);
     out = buf ? std::string(buf->begin(), buf->end()) : std::string(sm.getBufferData(main));
     if (!buf) out = pre + out;
@@ -343,8 +412,10 @@ struct Rw {
 
 }  // namespace
 
-bool rewriteMainFile(ASTContext &ctx, const TUResult &res, std::string &out) {
-  Rw r(ctx, res);
+bool rewriteMainFile(ASTContext &ctx, const TUResult &res, const Options &opt, const std::string &headerDir,
+                     std::string &out, std::map<std::string, std::string> &headers) {
+  Rw r(ctx, res, opt, headerDir);
+  r.headersOut = &headers;
   return r.run(out);
 }
 

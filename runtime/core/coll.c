@@ -1,5 +1,7 @@
 /* Collectives inside one process. The barrier is a generation counter: the last rank to
- * arrive bumps the generation and wakes the others, who waited through the scheduler. */
+ * arrive bumps the generation. The others first poll it while their worker has nothing
+ * else to run, and only then register to be woken and wait through the scheduler, so a
+ * barrier between ranks on idle workers costs one store seen by the pollers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +13,7 @@ void skn_coll_barrier(skn_rank *me, skn_comm *c) {
   skn_barrier *b = &c->barrier;
   skn_unit *self = skn_sched_self();
   skn_spin_lock(&b->lock);
-  uint32_t gen = atomic_load_explicit(&b->generation, memory_order_relaxed);
+  uintptr_t gen = atomic_load_explicit(&b->generation, memory_order_relaxed);
   if (++b->arrived == c->size) {
     b->arrived = 0;
     int n = b->nwaiters;
@@ -22,8 +24,14 @@ void skn_coll_barrier(skn_rank *me, skn_comm *c) {
     skn_spin_unlock(&b->lock);
     return;
   }
-  b->waiters[b->nwaiters++] = self;
   skn_spin_unlock(&b->lock);
+  /* Nobody can complete the next barrier before we arrive: gen + 1 is the value to see. */
+  if (skn_sched_poll_word(self, &b->generation, gen + 1)) return;
+  skn_spin_lock(&b->lock);
+  bool passed = atomic_load_explicit(&b->generation, memory_order_relaxed) != gen;
+  if (!passed) b->waiters[b->nwaiters++] = self;
+  skn_spin_unlock(&b->lock);
+  if (passed) return;
   for (;;) {
     skn_sched_prepare_wait(self);
     if (atomic_load(&b->generation) != gen) break;
@@ -178,7 +186,49 @@ static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi)
  * barrier between the parallel chunks and their exchange. */
 #define SKN_SMALL_ALLREDUCE 2048 /* bytes */
 
+/* Tiny allreduce, one barrier: members copy their input into a cell of the communicator
+ * and reduce everyone's cells after the barrier, so nobody reads a user buffer and no
+ * second barrier is needed. Cells alternate by the barrier's generation (which all
+ * members read alike before they arrive): a member can only write the cells of the
+ * allreduce after next once everyone has passed the next barrier, that is, has finished
+ * reading these. */
+#define SKN_TINY_ALLREDUCE 256 /* bytes */
+typedef struct skn_coll_cell {
+  _Alignas(SKN_CACHELINE) char data[SKN_TINY_ALLREDUCE];
+} skn_coll_cell;
+
+static skn_coll_cell *cells_of(skn_comm *c) {
+  skn_coll_cell *cells = atomic_load_explicit(&c->cells, memory_order_acquire);
+  if (SKN_LIKELY(cells != NULL)) return cells;
+  skn_coll_cell *fresh = aligned_alloc(SKN_CACHELINE, sizeof *fresh * 2 * (size_t)c->size), *none = NULL;
+  if (!fresh) return NULL;
+  if (atomic_compare_exchange_strong(&c->cells, &none, fresh)) return fresh;
+  free(fresh); /* another member installed its own first */
+  return none;
+}
+
+static bool allreduce_tiny(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_coll_cell *cells = cells_of(c);
+  if (!cells) return false;
+  const skn_dtype *t = a->st;
+  size_t bytes = skn_coll_span(a->scount, t);
+  uintptr_t gen = atomic_load_explicit(&c->barrier.generation, memory_order_relaxed);
+  skn_coll_cell *mine = cells + (gen & 1) * (size_t)c->size;
+  memcpy(mine[rank].data, input_of(a), bytes);
+  skn_coll_barrier(NULL, c);
+  char acc[SKN_TINY_ALLREDUCE];
+  memcpy(acc, mine[c->size - 1].data, bytes);
+  int len = (int)a->scount, dth = a->dt_handle;
+  for (int k = c->size - 2; k >= 0; k--) { /* right to left: (a op b) for non-commutative ops */
+    if (a->user_fn) a->user_fn(mine[k].data, acc, &len, &dth);
+    else skn_op_apply(a->op, dth & 0xffffff, mine[k].data, acc, a->scount);
+  }
+  skn_dt_copy(a->rbuf, a->scount, t, acc, a->scount, t);
+  return true;
+}
+
 static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
+  if (skn_coll_span(a->scount, a->st) <= SKN_TINY_ALLREDUCE && allreduce_tiny(c, rank, a)) return SKN_OK;
   skn_coll_publish(c, rank, a);
   char acc[SKN_SMALL_ALLREDUCE];
   skn_coll_reduce_members(c->slots, a, 0, c->size - 1, 0, a->scount, acc);

@@ -278,7 +278,7 @@ typedef struct skn_mq {
 typedef struct skn_barrier {
   skn_spinlock lock;
   int arrived;
-  _Atomic(uint32_t) generation;
+  _Atomic(uintptr_t) generation; /* a word the scheduler's poll can watch */
   int nwaiters;
   skn_unit **waiters; /* one slot per member */
 } skn_barrier;
@@ -317,6 +317,7 @@ typedef struct skn_comm {
   skn_barrier barrier;
   skn_coll_args **slots; /* one per member, valid between the publish and done barriers */
   struct skn_topo *topo; /* Cartesian / graph / distributed graph topology, or NULL (api/topo.c) */
+  _Atomic(struct skn_coll_cell *) cells; /* tiny allreduce inputs: [2][size], created on first use */
 } skn_comm;
 
 /* A rank's own view of a communicator. */

@@ -25,6 +25,7 @@ static _Atomic(int) next_ctx = 4;
 
 static void comm_free(skn_comm *c) {
   if (!c) return;
+  free(atomic_load(&c->cells));
   free(c->barrier.waiters);
   free(c->slots);
   if (c->rmembers != c->members) free(c->rmembers);
