@@ -21,6 +21,7 @@
 #define HELLO_LEN (1 + 4 + SKN_PMI_SECRET_LEN)
 #define AUTH_TIMEOUT_MS 10000     /* an unauthenticated connection must say HELLO by then */
 #define MAX_STRANGERS 32          /* unauthenticated connections held at once */
+#define EVICT_AGE_MS 1000         /* silent this long, the oldest stranger may be dropped */
 #define OUT_MAX (64u << 20)       /* unread answers a client may accumulate */
 
 typedef struct kv {
@@ -35,6 +36,7 @@ typedef struct {
   kv *pending;   /* put since the last fence */
   bool seen;     /* has bound a connection (at most once per job) */
   bool in_fence; /* has joined the fence under way */
+  bool gone;     /* the process has ended */
 } proc_state;
 
 typedef struct {
@@ -68,6 +70,18 @@ static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Unauthenticated connections and the oldest of them. */
+static int strangers(const skn_pmi_server *s, const conn **oldest) {
+  int n = 0;
+  *oldest = NULL;
+  for (int i = 0; i < s->nconns; i++)
+    if (s->conns[i].fd >= 0 && s->conns[i].proc < 0) {
+      n++;
+      if (!*oldest || s->conns[i].id < (*oldest)->id) *oldest = &s->conns[i];
+    }
+  return n;
 }
 
 skn_pmi_server *skn_pmi_server_create(const char *path, int nprocs, const char secret[SKN_PMI_SECRET_LEN],
@@ -104,7 +118,9 @@ skn_pmi_server *skn_pmi_server_create(const char *path, int nprocs, const char s
 int skn_pmi_server_maxfds(const skn_pmi_server *s) { return 1 + s->maxconns; }
 
 int skn_pmi_server_pollfds(skn_pmi_server *s, struct pollfd *fds) {
-  fds[0] = (struct pollfd){s->listen_fd, POLLIN, 0};
+  const conn *old;
+  bool full = strangers(s, &old) >= MAX_STRANGERS; /* then wait for room: see room() */
+  fds[0] = (struct pollfd){s->listen_fd, (short)(full ? 0 : POLLIN), 0};
   int n = 1;
   for (int i = 0; i < s->nconns; i++) {
     conn *c = &s->conns[i];
@@ -394,19 +410,26 @@ static bool readable(skn_pmi_server *s, conn *c) {
   return true;
 }
 
+/* When MAX_STRANGERS connections wait for a hello, new ones stay in the kernel's backlog
+   until the oldest has been silent for EVICT_AGE_MS and is dropped: the job's processes,
+   which say hello at once, are delayed by a flood of idle strangers but never refused. */
+static bool room(skn_pmi_server *s, uint64_t now) {
+  const conn *old;
+  while (strangers(s, &old) >= MAX_STRANGERS) {
+    if (now < old->deadline - AUTH_TIMEOUT_MS + EVICT_AGE_MS) return false;
+    conn *c = (conn *)old;
+    if (readable(s, c) && c->fd >= 0 && c->proc < 0)
+      refuse(s, c, "too many connections waiting for a hello (dropped the oldest)");
+    compact(s);
+  }
+  return true;
+}
+
 static void accept_all(skn_pmi_server *s) {
-  for (;;) {
+  while (room(s, now_ms())) {
     int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return; /* EAGAIN, or a transient error: poll tells us again */
-    unsigned id = ++s->next_id;
-    int strangers = 0;
-    for (int i = 0; i < s->nconns; i++) strangers += s->conns[i].proc < 0;
-    if (s->nconns == s->maxconns || strangers >= MAX_STRANGERS) {
-      fprintf(stderr, "skeinrun: refused connection %u: too many connections\n", id);
-      close(fd);
-      continue;
-    }
-    s->conns[s->nconns++] = (conn){.fd = fd, .proc = -1, .id = id, .deadline = now_ms() + AUTH_TIMEOUT_MS};
+    s->conns[s->nconns++] = (conn){.fd = fd, .proc = -1, .id = ++s->next_id, .deadline = now_ms() + AUTH_TIMEOUT_MS};
   }
 }
 
@@ -430,19 +453,27 @@ void skn_pmi_server_handle(skn_pmi_server *s, const struct pollfd *fds, int n) {
     if (c->fd >= 0 && c->proc < 0 && now >= c->deadline) refuse(s, c, "no hello within 10 s");
   }
   compact(s);
-  if (fds[0].revents & POLLIN) accept_all(s);
+  accept_all(s); /* nonblocking: also after room was made without a poll event */
 }
 
 int skn_pmi_server_timeout_ms(const skn_pmi_server *s) {
   uint64_t next = UINT64_MAX, now = now_ms();
   for (int i = 0; i < s->nconns; i++)
     if (s->conns[i].fd >= 0 && s->conns[i].proc < 0 && s->conns[i].deadline < next) next = s->conns[i].deadline;
+  const conn *old;
+  if (strangers(s, &old) >= MAX_STRANGERS && old->deadline - AUTH_TIMEOUT_MS + EVICT_AGE_MS < next)
+    next = old->deadline - AUTH_TIMEOUT_MS + EVICT_AGE_MS; /* when room() can evict */
   if (next == UINT64_MAX) return -1;
   return next <= now ? 0 : (int)(next - now) + 1; /* +1: poll may wake a little early */
 }
 
-bool skn_pmi_server_fence_waits_for(const skn_pmi_server *s, int proc) {
-  return s->fenced > 0 && !s->procs[proc].in_fence;
+void skn_pmi_server_proc_exited(skn_pmi_server *s, int proc) { s->procs[proc].gone = true; }
+
+int skn_pmi_server_fence_stuck(const skn_pmi_server *s) {
+  if (s->fenced == 0) return -1;
+  for (int p = 0; p < s->nprocs; p++)
+    if (s->procs[p].gone && !s->procs[p].in_fence) return p;
+  return -1;
 }
 
 void skn_pmi_server_destroy(skn_pmi_server *s) {

@@ -30,9 +30,11 @@ SKN_INTERNAL void skn_pmi_server_handle(skn_pmi_server *s, const struct pollfd *
 /* Milliseconds until the next expiry, or -1. */
 SKN_INTERNAL int skn_pmi_server_timeout_ms(const skn_pmi_server *s);
 
-/* True if a fence is under way that process `proc` has not joined: if that process is
- * gone, the fence can never complete. */
-SKN_INTERNAL bool skn_pmi_server_fence_waits_for(const skn_pmi_server *s, int proc);
+/* The launcher tells the server that process `proc` has ended. */
+SKN_INTERNAL void skn_pmi_server_proc_exited(skn_pmi_server *s, int proc);
+/* A process that has ended but not joined the fence under way (which can then never
+ * complete), or -1. */
+SKN_INTERNAL int skn_pmi_server_fence_stuck(const skn_pmi_server *s);
 
 /* Closes every connection and the socket, and unlinks it. */
 SKN_INTERNAL void skn_pmi_server_destroy(skn_pmi_server *s);

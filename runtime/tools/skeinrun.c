@@ -177,10 +177,8 @@ static void reaped(pid_t pid, int status) {
   } else if (code != 0) {
     fprintf(stderr, "skeinrun: process %d (%s) exited with code %d\n", p, ranks_of(p), code);
     end_job(code);
-  } else if (skn_pmi_server_fence_waits_for(job.server, p)) {
-    fprintf(stderr, "skeinrun: process %d (%s) exited without joining the key-value fence the others wait in\n",
-            p, ranks_of(p));
-    end_job(1);
+  } else {
+    skn_pmi_server_proc_exited(job.server, p); /* checked against fences in launch() */
   }
 }
 
@@ -302,6 +300,12 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) reaped(pid, status);
     if (rc > 0) skn_pmi_server_handle(job.server, fds + 1, n);
     else skn_pmi_server_handle(job.server, fds + 1, 0); /* expire slow strangers */
+    int stuck = job.ending ? -1 : skn_pmi_server_fence_stuck(job.server);
+    if (stuck >= 0) {
+      fprintf(stderr, "skeinrun: process %d (%s) exited without joining the key-value fence the others wait in\n",
+              stuck, ranks_of(stuck));
+      end_job(1);
+    }
     if (job.kill_at && now_ms() >= job.kill_at) {
       signal_all(SIGKILL);
       job.kill_at = 0;

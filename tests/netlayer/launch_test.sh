@@ -91,9 +91,11 @@ abort)
   expect_rc 5; expect_fast 10000
   expect_err 'skeinrun: process 2 \(ranks 4-5\) aborted the job with code 5: the test asked for it'; expect_clean ;;
 skip_fence) # a process that leaves without joining a fence would hang the others
-  run "$SKEINRUN" --procs 3 "$PROG" --skip-fence 1
-  expect_rc 1; expect_fast 10000
-  expect_err 'skeinrun: process 1 \(rank 1\) exited without joining the key-value fence' ;;
+  for delay in 0 500; do # before the others reach the fence, and while they wait in it
+    run "$SKEINRUN" --procs 3 "$PROG" --skip-fence 1 $delay
+    expect_rc 1; expect_fast 10000
+    expect_err 'skeinrun: process 1 \(rank 1\) exited without joining the key-value fence'
+  done ;;
 signals) # SIGTERM, SIGINT and SIGHUP sent to the launcher reach every process
   for sig in TERM INT HUP; do
     "$SKEINRUN" --procs 3 "$PROG" --signal >"$out" 2>"$err" </dev/null &
@@ -149,13 +151,19 @@ pmi1_hydra) # MPICH's hydra serves the PMI-1 wire protocol on PMI_FD
   command -v mpiexec.mpich >/dev/null || skip "MPICH is not installed (scripts/install-deps.sh --peers)"
   run mpiexec.mpich -n 3 -genv EXPECT_BACKEND pmi1 -genv EXPECT_PROCS 3 "$PROG"
   expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$' ;;
-slurm_pmi2) # srun --mpi=pmi2 (PMI-1 wire protocol); needs a running Slurm (tests/netlayer/slurm-local.sh)
-  command -v srun >/dev/null || skip "Slurm is not installed"
-  timeout 5 sinfo >/dev/null 2>&1 || skip "no Slurm controller reachable (start one with tests/netlayer/slurm-local.sh start)"
+slurm_pmi2) # srun --mpi=pmi2 (PMI-1 wire protocol) and --mpi=pmix on a one-node Slurm this test starts
+  command -v srun >/dev/null || skip "Slurm is not installed (scripts/install-deps.sh installs slurm-wlm)"
+  [[ $(id -u) -eq 0 ]] || skip "starting a local Slurm needs root"
+  here=$(cd "$(dirname "$0")" && pwd)
+  exec 9>/tmp/skein-slurm.lock # one local cluster at a time on this machine (fixed ports)
+  flock -w 80 9 || fail "another test holds the local Slurm"
+  trap 'bash "$here/slurm-local.sh" stop 9>&-; rm -rf "$work"' EXIT
+  bash "$here/slurm-local.sh" start >"$work/slurm-start" 2>&1 9>&- || { cat "$work/slurm-start"; fail "cannot start Slurm"; }
+  export SLURM_CONF=/tmp/skein-slurm/slurm.conf
   run srun --mpi=pmi2 -O -n 3 --export=ALL,EXPECT_BACKEND=pmi1,EXPECT_PROCS=3 "$PROG"
-  expect_rc 0; expect_passes 3
-  run srun --mpi=pmix -O -n 2 --export=ALL,EXPECT_BACKEND=pmix "$PROG"
-  expect_rc 0; expect_passes 2 ;;
+  expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$'
+  run srun --mpi=pmix -O -n 2 --export=ALL,EXPECT_BACKEND=pmix,SKEIN_NP=4 "$PROG"
+  expect_rc 0; expect_passes 2; expect_out '^proc 1/2 backend pmix world 4 ranks 2\+2 node 0/1 local 1/2$' ;;
 *) echo "unknown case $case_"; exit 2 ;;
 esac
 echo "PASS $case_"

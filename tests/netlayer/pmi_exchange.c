@@ -10,7 +10,7 @@
  *     --kill P         after the exchange, process P kills itself (SIGKILL); others wait
  *     --kill-stubborn P  the same, and the others ignore SIGTERM
  *     --abort P CODE   after the exchange, process P calls skn_pmi_abort(CODE)
- *     --skip-fence P   process P exits 0 at once; the others fence
+ *     --skip-fence P MS  process P exits 0 after MS ms without fencing; the others fence
  *     --signal         print "ready", wait for SIGTERM/SIGINT/SIGHUP, report it, exit 0
  *     --lines N        after the exchange, each process prints N long lines
  * Environment checked if set: EXPECT_PROCS, EXPECT_WORLD, EXPECT_BACKEND. */
@@ -169,9 +169,10 @@ static void attack(void) {
   send_raw(fd, f, 7);
   close(fd);
 
-  int many[48]; /* more idle strangers than the launcher holds at once */
+  int many[48]; /* more idle strangers than the launcher holds at once, long enough for it
+                   to drop some (1 s) */
   for (int i = 0; i < 48; i++) many[i] = dial();
-  usleep(200000);
+  usleep(1500000);
   for (int i = 0; i < 48; i++) close(many[i]);
   printf("proc %d: attacks refused\n", info.proc);
 }
@@ -224,7 +225,10 @@ int main(int argc, char **argv) {
     printf("proc %d got signal %d\n", info.proc, (int)got_signal);
     return 0;
   }
-  if (!strcmp(mode, "--skip-fence") && info.proc == arg1) return 0;
+  if (!strcmp(mode, "--skip-fence") && info.proc == arg1) {
+    usleep((useconds_t)arg2 * 1000); /* 0: before the others fence; 500: while they wait */
+    return 0;
+  }
   if (!strcmp(mode, "--hostile") && info.proc == 0 && !strcmp(info.backend, "skein")) attack();
 
   /* Round 1: four keys each, bad arguments refused. */
