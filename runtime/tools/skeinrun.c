@@ -229,6 +229,7 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
   }
   job.nprocs = nprocs;
   job.kids = calloc((size_t)nprocs, sizeof *job.kids);
+  signal(SIGPIPE, SIG_IGN); /* a closed stderr must not kill the launcher */
   pid_t me = getpid();
   set(SKN_PMI_ENV_ADDR, path);
   set(SKN_PMI_ENV_SECRET, secret);
@@ -251,6 +252,7 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != me) _exit(1);
       sigprocmask(SIG_SETMASK, &old, NULL);
+      signal(SIGPIPE, SIG_DFL);
       set_int("SKEIN_PROC", p);
       set_int("SKEIN_FIRST_RANK", first);
       set_int("SKEIN_LOCAL_NP", count);

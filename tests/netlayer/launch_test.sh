@@ -129,6 +129,11 @@ stdio) # stdout of the processes passes through with every line intact, to a pip
       [[ $n -eq 4000 ]] || fail "$dest: process $p printed $n lines, expected 4000"
     done
   done ;;
+stdin) # process 0 gets the launcher's stdin, the others /dev/null
+  printf 'one\ntwo\n' | "$SKEINRUN" --procs 3 "$PROG" --stdin >"$out" 2>"$err"; rc=$?
+  expect_rc 0; expect_passes 3
+  expect_out '^proc 0 stdin: one$'; expect_out '^proc 0 stdin: two$'; expect_out '^proc 0 read 2 lines$'
+  expect_out '^proc 1 read 0 lines$'; expect_out '^proc 2 read 0 lines$' ;;
 usage)
   run "$SKEINRUN" --procs 0 "$PROG"; expect_rc 2; expect_err 'process count must be a positive integer'
   run "$SKEINRUN" -n 2 --procs 4 "$PROG"; expect_rc 2; expect_err '4 processes need at least 4 ranks'

@@ -13,6 +13,7 @@
  *     --skip-fence P MS  process P exits 0 after MS ms without fencing; the others fence
  *     --signal         print "ready", wait for SIGTERM/SIGINT/SIGHUP, report it, exit 0
  *     --lines N        after the exchange, each process prints N long lines
+ *     --stdin          process 0 echoes its stdin's lines; the others must see EOF at once
  * Environment checked if set: EXPECT_PROCS, EXPECT_WORLD, EXPECT_BACKEND. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -256,7 +257,16 @@ int main(int argc, char **argv) {
   for (int q = 0; q < info.nprocs; q++) check_key(q, 4);
   printf("PASS pmi_exchange proc %d\n", info.proc);
 
-  if (!strcmp(mode, "--lines")) {
+  if (!strcmp(mode, "--stdin")) {
+    char buf[256];
+    int lines = 0;
+    while (fgets(buf, sizeof buf, stdin)) {
+      printf("proc %d stdin: %s", info.proc, buf);
+      lines++;
+    }
+    if (info.proc > 0 && lines > 0) FAIL("process %d read stdin", info.proc);
+    printf("proc %d read %d lines\n", info.proc, lines);
+  } else if (!strcmp(mode, "--lines")) {
     char line[300];
     for (int i = 0; i < arg1; i++) {
       int n = snprintf(line, sizeof line, "line proc=%d i=%d ", info.proc, i);
