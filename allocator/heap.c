@@ -27,6 +27,25 @@ SKN_INTERNAL void *skn_alloc_own_malloc(size_t n); /* malloc.c: our malloc, by a
 #define MAX_ARENAS 4096
 #define NODE_UNSET (-128)
 
+skn_heap_classes skn_heap_cls;
+
+/* The bins' size classes: jemalloc's, up to SKN_HEAP_BIN_MAX. */
+static void init_classes(void) {
+  skn_heap_classes *c = &skn_heap_cls;
+  c->nbins = 0;
+  for (size_t k = 0; k <= SKN_HEAP_BIN_MAX / 8; k++) {
+    size_t cls = skn_je_nallocx(k ? k * 8 : 1, 0);
+    if (c->nbins == 0 || c->size[c->nbins - 1] != cls) {
+      if (c->nbins == SKN_HEAP_NBINS) skn_fatal("heap: more size classes than bins");
+      c->size[c->nbins] = (uint32_t)cls;
+      size_t cap = 8192 / cls;
+      c->cap[c->nbins] = (uint32_t)(cap < 4 ? 4 : cap > SKN_HEAP_BIN_CAP ? SKN_HEAP_BIN_CAP : cap);
+      c->nbins++;
+    }
+    c->of[k] = (uint8_t)(c->nbins - 1);
+  }
+}
+
 static struct {
   bool on, recycle, memstats;
   const char *why_off;
@@ -128,6 +147,7 @@ void skn_heap_init(int nranks) {
   };
   if (pc.chunk < 4096 || (pc.chunk & (pc.chunk - 1))) skn_fatal("SKEIN_HEAP_CHUNK must be a power of two of at least 4k");
   skn_pool_configure(&pc);
+  init_classes();
   size_t sz = sizeof H.dflt;
   if (skn_je_mallctl("arena.0.extent_hooks", &H.dflt, &sz, NULL, 0) != 0) {
     H.why_off = "jemalloc did not report its extent hooks";
@@ -205,7 +225,10 @@ static size_t arena_stat(unsigned ind, const char *what) {
 
 void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_snap *out) {
   memset(out, 0, sizeof *out);
-  if (flush_tcache) je_set("tcache.flush", &h->tcache, sizeof h->tcache);
+  if (flush_tcache) {
+    skn_heap_flush_bins(h);
+    je_set("tcache.flush", &h->tcache, sizeof h->tcache);
+  }
   uint64_t epoch = 1;
   size_t sz = sizeof epoch;
   skn_je_mallctl("epoch", &epoch, &sz, &epoch, sz);
@@ -294,6 +317,7 @@ skn_heap *skn_heap_rank_create(int rank, int node) { return NULL; }
 void skn_heap_adopt_thread(skn_heap *h) {}
 void skn_heap_rank_end(skn_heap *h) {}
 void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_snap *out) { memset(out, 0, sizeof *out); }
+void skn_heap_flush_bins(skn_heap *h) {}
 void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank)) {
   if (skn_env_int("MEMSTATS", 0)) skn_log("memstats: per-rank heap off: sanitizer build");
 }

@@ -13,6 +13,23 @@
 
 #include "../runtime/base/base.h"
 
+/* Small blocks (at most SKN_HEAP_BIN_MAX bytes) freed by a rank's ULTs wait in the
+ * rank's bins for its next malloc of the same jemalloc size class: jemalloc's mallocx
+ * with explicit arena and tcache costs ~140 instructions and sdallocx ~115 (its fast
+ * path serves only the thread's implicit tcache), a bin push or pop ~5. Bins refill
+ * from and flush to the rank's arena (through its explicit tcache) in halves. */
+#define SKN_HEAP_BIN_MAX 1024
+#define SKN_HEAP_NBINS 32
+#define SKN_HEAP_BIN_CAP 32
+
+typedef struct skn_heap_classes {
+  int nbins;
+  uint8_t of[SKN_HEAP_BIN_MAX / 8 + 1]; /* bin of a request of n bytes: of[(n + 7) / 8] */
+  uint32_t size[SKN_HEAP_NBINS];         /* jemalloc's size class of each bin */
+  uint32_t cap[SKN_HEAP_NBINS];          /* blocks a bin holds: about 8 KiB, 4..BIN_CAP */
+} skn_heap_classes;
+SKN_INTERNAL extern skn_heap_classes skn_heap_cls;
+
 typedef struct skn_heap {
   int flags;   /* MALLOCX_ARENA | MALLOCX_TCACHE: allocation from the rank's ULTs */
   int tflags;  /* MALLOCX_TCACHE: deallocation from the rank's ULTs */
@@ -26,6 +43,8 @@ typedef struct skn_heap {
   _Atomic(int64_t) peak;           /* high-water mark of net + tnet */
   _Atomic(uint64_t) nmalloc, nfree, tnmalloc, tnfree;
   bool ended;                      /* end_stats valid */
+  uint8_t nbin[SKN_HEAP_NBINS];    /* blocks in each bin (ULTs only) */
+  void *bin[SKN_HEAP_NBINS][SKN_HEAP_BIN_CAP];
   struct skn_heap_stats_snap {
     uint64_t nmalloc, nfree;
     size_t in_use, peak, arena_allocated, arena_resident, arena_metadata, overhead;
@@ -53,6 +72,8 @@ SKN_INTERNAL void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_sna
 /* New address space mapped and unmapped for rank arenas (by the pool, or by jemalloc
  * when recycling is off); returns whether recycling is on. */
 SKN_INTERNAL bool skn_heap_extent_counts(uint64_t *maps, uint64_t *unmaps);
+/* Returns every block of h's bins to jemalloc (from the rank's ULTs only). */
+SKN_INTERNAL void skn_heap_flush_bins(skn_heap *h);
 /* Whether requests of ranks go to per-rank arenas, and if not, why. */
 SKN_INTERNAL bool skn_heap_enabled(const char **why_not);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../runtime/core/core.h"
@@ -57,10 +58,54 @@ static inline void count_free(skn_heap *h, bool ult, size_t sz) {
   }
 }
 
+/* ------------------------------------------------------------------ bins (ULTs only) */
+
+static __attribute__((noinline)) void *bin_refill(skn_heap *h, int c) {
+  size_t size = skn_heap_cls.size[c];
+  int half = (int)skn_heap_cls.cap[c] / 2;
+  for (int i = 0; i < half; i++) {
+    void *p = skn_je_mallocx(size, h->flags);
+    if (!p) break;
+    h->bin[c][h->nbin[c]++] = p;
+  }
+  return h->nbin[c] ? h->bin[c][--h->nbin[c]] : NULL;
+}
+
+static __attribute__((noinline)) void bin_flush(skn_heap *h, int c, int keep) {
+  size_t size = skn_heap_cls.size[c];
+  int drop = h->nbin[c] - keep;
+  for (int i = 0; i < drop; i++) skn_je_sdallocx(h->bin[c][i], size, h->tflags);
+  memmove(&h->bin[c][0], &h->bin[c][drop], (size_t)keep * sizeof(void *));
+  h->nbin[c] = (uint8_t)keep;
+}
+
+void skn_heap_flush_bins(skn_heap *h) {
+  for (int c = 0; c < skn_heap_cls.nbins; c++)
+    if (h->nbin[c]) bin_flush(h, c, 0);
+}
+
+/* A small block for a ULT of the rank. */
+static inline void *bin_alloc(skn_heap *h, size_t n) {
+  int c = skn_heap_cls.of[(n + 7) >> 3];
+  void *p = SKN_LIKELY(h->nbin[c]) ? h->bin[c][--h->nbin[c]] : bin_refill(h, c);
+  if (SKN_UNLIKELY(!p)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  count_alloc(h, true, skn_heap_cls.size[c]);
+  return p;
+}
+
 /* extra: MALLOCX_ZERO and/or MALLOCX_LG_ALIGN. */
 static inline void *heap_alloc(skn_heap *h, bool ult, size_t n, int extra) {
+  if (ult && n <= SKN_HEAP_BIN_MAX && !(extra & ~MALLOCX_ZERO)) {
+    void *p = bin_alloc(h, n);
+    if (p && (extra & MALLOCX_ZERO)) memset(p, 0, n);
+    return p;
+  }
   if (n == 0) n = 1; /* mallocx(0) is undefined; malloc(0) returns a unique pointer */
-  void *p = skn_je_mallocx(n, (ult ? h->flags : 0) | extra);
+  /* kernel threads of the rank: thread.arena is the rank's, jemalloc's fast path serves */
+  void *p = !ult && !extra ? skn_je_malloc(n) : skn_je_mallocx(n, (ult ? h->flags : 0) | extra);
   if (SKN_UNLIKELY(!p)) {
     errno = ENOMEM;
     return NULL;
@@ -72,10 +117,28 @@ static inline void *heap_alloc(skn_heap *h, bool ult, size_t n, int extra) {
 static inline int lg(size_t pow2) { return __builtin_ctzl(pow2); }
 static inline bool is_pow2(size_t a) { return a && !(a & (a - 1)); }
 
+static __attribute__((noinline)) void *malloc_slow(skn_heap *h, bool ult, size_t n) {
+  return heap_alloc(h, ult, n, 0);
+}
+
+/* The common case (a ULT, a small block, a bin that is not empty) calls nothing. */
 SKN_EXPORT void *malloc(size_t n) {
-  bool ult;
-  skn_heap *h = self_heap(&ult);
-  if (SKN_LIKELY(h != NULL)) return heap_alloc(h, ult, n, 0);
+  skn_unit *u = skn_sched_current_tls;
+  if (SKN_LIKELY(u != NULL) && u->owner) {
+    skn_heap *h = ((skn_rank *)u->owner)->heap;
+    if (SKN_LIKELY(h != NULL)) {
+      if (SKN_LIKELY(u->kind == SKN_UNIT_ULT && n <= SKN_HEAP_BIN_MAX)) {
+        int c = skn_heap_cls.of[(n + 7) >> 3];
+        unsigned k = h->nbin[c];
+        if (SKN_LIKELY(k != 0)) {
+          h->nbin[c] = (uint8_t)(k - 1);
+          count_alloc(h, true, skn_heap_cls.size[c]);
+          return h->bin[c][k - 1];
+        }
+      }
+      return malloc_slow(h, u->kind == SKN_UNIT_ULT, n);
+    }
+  }
   return skn_je_malloc(n);
 }
 /* For heap.c: tells whether the program's malloc is this one. */
@@ -88,7 +151,14 @@ SKN_EXPORT void free(void *p) {
   if (SKN_LIKELY(h != NULL)) {
     size_t sz = skn_je_sallocx(p, 0);
     count_free(h, ult, sz);
-    skn_je_sdallocx(p, sz, ult ? h->tflags : 0);
+    if (SKN_LIKELY(ult && sz <= SKN_HEAP_BIN_MAX)) {
+      int c = skn_heap_cls.of[sz >> 3]; /* sz is a size class: a multiple of 8 */
+      if (SKN_UNLIKELY(h->nbin[c] == skn_heap_cls.cap[c])) bin_flush(h, c, (int)skn_heap_cls.cap[c] / 2);
+      h->bin[c][h->nbin[c]++] = p;
+      return;
+    }
+    if (ult) skn_je_sdallocx(p, sz, h->tflags);
+    else skn_je_free(p);
     return;
   }
   skn_je_free(p);

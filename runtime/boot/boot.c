@@ -19,6 +19,7 @@
 
 #include "../core/core.h"
 #include "../sched/topo.h"
+#include "../../allocator/heap.h"
 #include "../../privatizer/runtime/priv.h"
 #include "../../allocator/heap.h"
 #include "boot.h"
