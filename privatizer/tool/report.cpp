@@ -13,7 +13,7 @@ namespace skn {
 
 static const char *actionText(const GlobalRec &g) {
   switch (g.action) {
-    case Action::PrivData: return g.slowPath ? "privatized: per-rank copy made on first use (template instantiation)"
+    case Action::PrivData: return g.slowPath ? "privatized: per-rank copy made on first use (inline or template: found by address)"
                                              : "privatized: per-rank copy of its initial value";
     case Action::PrivBss: return "privatized: per-rank, zero-initialized, memory only when touched";
     case Action::PrivCtor: return "privatized: constructed per rank at rank start, destroyed at rank end";

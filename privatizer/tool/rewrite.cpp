@@ -337,7 +337,10 @@ struct Rw {
       size_t eol = buf.find('\n', pos);
       if (eol == StringRef::npos) eol = buf.size();
       StringRef line = buf.slice(pos, eol).ltrim();
-      if (line.consume_front("#") && line.ltrim().consume_front("pragma") && line.ltrim().startswith("skein")) {
+      bool skein = line.consume_front("#");
+      line = line.ltrim();
+      skein = skein && line.consume_front("pragma");
+      if (skein && line.ltrim().startswith("skein")) {
         SourceLocation l = sm.getLocForStartOfFile(main).getLocWithOffset(pos);
         rw.ReplaceText(l, eol - pos, "");
       }

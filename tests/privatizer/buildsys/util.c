@@ -1,0 +1,5 @@
+#include "app.h"
+
+double app_total;
+
+void util_add(double v) { app_total += v; }

@@ -1,0 +1,1 @@
+int header_defined;  /* expected-error {{in a header}} */
