@@ -1,36 +1,74 @@
-/* Collectives inside one process. The barrier is a generation counter: the last rank to
- * arrive bumps the generation. The others first poll it while their worker has nothing
- * else to run, and only then register to be woken and wait through the scheduler, so a
- * barrier between ranks on idle workers costs one store seen by the pollers. */
+/* Collectives inside one process.
+ *
+ * The barrier is a generation counter in two stages. Members that share a worker first
+ * meet in a group of their own (a lock and a counter that stay in that core's cache);
+ * the last of each group goes on to the communicator-wide stage, where the last group
+ * bumps the generation; each group's last member then wakes its group, locally. Waiting
+ * members first poll the generation while their worker has nothing else to run, and only
+ * then register to be woken, so a barrier between idle workers costs one store seen by
+ * the pollers, and one between many ranks per worker one cross-core exchange per worker. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
 
-void skn_coll_barrier(skn_rank *me, skn_comm *c) {
-  (void)me;
-  if (c->size == 1) return;
-  skn_barrier *b = &c->barrier;
-  skn_unit *self = skn_sched_self();
-  skn_spin_lock(&b->lock);
-  uintptr_t gen = atomic_load_explicit(&b->generation, memory_order_relaxed);
-  if (++b->arrived == c->size) {
-    b->arrived = 0;
-    int n = b->nwaiters;
-    b->nwaiters = 0;
-    atomic_store(&b->generation, gen + 1);
-    /* Wake under the lock: a woken rank may enter the next barrier and reuse waiters[]. */
-    for (int i = 0; i < n; i++) skn_sched_wake(b->waiters[i]);
-    skn_spin_unlock(&b->lock);
-    return;
+typedef struct skn_barrier_group {
+  skn_spinlock lock;
+  int n;       /* members on this worker */
+  int arrived;
+  skn_waitlist waiting;
+} __attribute__((aligned(SKN_CACHELINE))) skn_barrier_group;
+
+typedef struct skn_barrier_groups {
+  int ngroups;  /* workers with members: the parties of the communicator-wide stage */
+  int nworkers; /* entries in by_worker */
+  skn_barrier_group by_worker[];
+  /* followed by the groups' wait slots, 2 per member */
+} skn_barrier_groups;
+
+static int worker_of(const skn_rank *r) { return r->unit && r->unit->worker ? r->unit->worker->id : 0; }
+
+/* The grouping of c's members by worker, or NULL when it would not help (every member on
+ * a worker of its own) or memory is short: the barrier then has one stage. */
+static skn_barrier_groups *groups_of(skn_comm *c) {
+  skn_barrier_groups *gs = atomic_load_explicit(&c->barrier.groups, memory_order_acquire);
+  if (SKN_LIKELY(gs != NULL)) return gs->ngroups < c->size ? gs : NULL;
+  int nw = 0;
+  for (int i = 0; i < c->size; i++)
+    if (worker_of(c->members[i]) >= nw) nw = worker_of(c->members[i]) + 1;
+  size_t head = sizeof *gs + sizeof(skn_barrier_group) * (size_t)nw;
+  size_t bytes = head + sizeof(skn_unit *) * 2 * (size_t)c->size;
+  gs = aligned_alloc(SKN_CACHELINE, (bytes + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
+  if (!gs) return NULL;
+  memset(gs, 0, bytes);
+  gs->nworkers = nw;
+  for (int i = 0; i < c->size; i++) gs->by_worker[worker_of(c->members[i])].n++;
+  skn_unit **slots = (skn_unit **)((char *)gs + head);
+  for (int w = 0; w < nw; w++) {
+    skn_barrier_group *g = &gs->by_worker[w];
+    g->waiting = (skn_waitlist){.slots = slots, .capacity = g->n};
+    slots += 2 * g->n;
+    gs->ngroups += g->n > 0;
   }
-  skn_spin_unlock(&b->lock);
+  skn_barrier_groups *none = NULL;
+  if (!atomic_compare_exchange_strong(&c->barrier.groups, &none, gs)) { /* another member was first */
+    free(gs);
+    gs = none;
+  }
+  return gs->ngroups < c->size ? gs : NULL;
+}
+
+/* Waits until b's generation moves past gen. Registers in `wl` (under `lock`) unless
+ * polling saw it first; whoever moves the generation wakes that list. */
+static void await_generation(skn_barrier *b, uintptr_t gen, skn_spinlock *lock, skn_waitlist *wl) {
+  skn_unit *self = skn_sched_self();
   /* Nobody can complete the next barrier before we arrive: gen + 1 is the value to see. */
   if (skn_sched_poll_word(self, &b->generation, gen + 1)) return;
-  skn_spin_lock(&b->lock);
+  int p = (int)(gen & 1);
+  skn_spin_lock(lock);
   bool passed = atomic_load_explicit(&b->generation, memory_order_relaxed) != gen;
-  if (!passed) b->waiters[b->nwaiters++] = self;
-  skn_spin_unlock(&b->lock);
+  if (!passed) wl->slots[p * wl->capacity + wl->n[p]++] = self;
+  skn_spin_unlock(lock);
   if (passed) return;
   for (;;) {
     skn_sched_prepare_wait(self);
@@ -38,6 +76,46 @@ void skn_coll_barrier(skn_rank *me, skn_comm *c) {
     skn_sched_wait(self);
   }
   skn_sched_done_waiting(self);
+}
+
+/* Wakes those registered for generation gen. */
+static void wake_all(skn_spinlock *lock, skn_waitlist *wl, uintptr_t gen) {
+  int p = (int)(gen & 1);
+  skn_spin_lock(lock);
+  int n = wl->n[p];
+  wl->n[p] = 0;
+  for (int i = 0; i < n; i++) skn_sched_wake(wl->slots[p * wl->capacity + i]);
+  skn_spin_unlock(lock);
+}
+
+void skn_coll_barrier(skn_rank *me, skn_comm *c) {
+  if (c->size == 1) return;
+  skn_barrier *b = &c->barrier;
+  uintptr_t gen = atomic_load_explicit(&b->generation, memory_order_relaxed);
+  skn_barrier_groups *gs = groups_of(c);
+  skn_barrier_group *g = NULL;
+  if (gs) {
+    if (!me) me = skn_rank_self();
+    g = &gs->by_worker[worker_of(me)];
+    skn_spin_lock(&g->lock);
+    bool last = ++g->arrived == g->n;
+    if (last) g->arrived = 0;
+    skn_spin_unlock(&g->lock);
+    if (!last) {
+      await_generation(b, gen, &g->lock, &g->waiting);
+      return;
+    }
+  }
+  skn_spin_lock(&b->lock);
+  bool last = ++b->arrived == (gs ? gs->ngroups : c->size);
+  if (last) {
+    b->arrived = 0;
+    atomic_store(&b->generation, gen + 1);
+  }
+  skn_spin_unlock(&b->lock);
+  if (last) wake_all(&b->lock, &b->waiting, gen);
+  else await_generation(b, gen, &b->lock, &b->waiting);
+  if (g) wake_all(&g->lock, &g->waiting, gen);
 }
 
 /* ------------------------------------------------------------------ shared-address collectives

@@ -275,12 +275,22 @@ typedef struct skn_mq {
 
 /* ================================================================ communicators */
 
+/* Units waiting for a barrier generation. Lists alternate by its parity: a member can only
+ * register for the generation after next once every waker of this one has finished,
+ * since the wakers must arrive at the next barrier first. */
+typedef struct skn_waitlist {
+  int n[2];
+  skn_unit **slots; /* [2][capacity] */
+  int capacity;
+} skn_waitlist;
+
 typedef struct skn_barrier {
   skn_spinlock lock;
   int arrived;
   _Atomic(uintptr_t) generation; /* a word the scheduler's poll can watch */
-  int nwaiters;
-  skn_unit **waiters; /* one slot per member */
+  skn_waitlist waiting;
+  /* members grouped by worker (core/coll.c), built on first use */
+  _Atomic(struct skn_barrier_groups *) groups;
 } skn_barrier;
 
 /* What each member publishes for a collective: the other members read it directly. */
@@ -457,10 +467,10 @@ SKN_INTERNAL skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, 
 SKN_INTERNAL void skn_comm_release(skn_comm *c);
 static inline bool skn_comm_is_inter(const skn_comm *c) { return c->bridge != NULL; }
 
-typedef struct skn_msg {
-  const void *buf;
 /* ================================================================ point-to-point */
 
+typedef struct skn_msg {
+  const void *buf;
   size_t count;
   const skn_dtype *dt;
   int ctx, src, tag; /* src: sender's rank in the communicator */
@@ -521,8 +531,8 @@ SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn
                                           size_t lo, size_t hi, void *acc);
 SKN_INTERNAL size_t skn_coll_span(size_t n, const skn_dtype *t);
 
-SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
-
 /* Predefined reduction kernels (op.c); op and type are handle indexes. */
 SKN_INTERNAL bool skn_op_defined(int op, int type);
+SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
+
 #endif

@@ -14,9 +14,10 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
   c->rsize = size;
   c->rmembers = members;
   atomic_init(&c->refs, size);
-  c->barrier.waiters = calloc((size_t)size, sizeof(skn_unit *));
+  c->barrier.waiting.slots = calloc(2 * (size_t)size, sizeof(skn_unit *));
+  c->barrier.waiting.capacity = size;
   c->slots = calloc((size_t)size, sizeof(skn_coll_args *));
-  return c->barrier.waiters && c->slots ? 0 : -1;
+  return c->barrier.waiting.slots && c->slots ? 0 : -1;
 }
 
 /* Context ids come in pairs (point-to-point, collective); 0-3 are WORLD's and SELF's.
@@ -26,7 +27,8 @@ static _Atomic(int) next_ctx = 4;
 static void comm_free(skn_comm *c) {
   if (!c) return;
   free(atomic_load(&c->cells));
-  free(c->barrier.waiters);
+  free(c->barrier.waiting.slots);
+  free(atomic_load(&c->barrier.groups));
   free(c->slots);
   if (c->rmembers != c->members) free(c->rmembers);
   free(c->members);
