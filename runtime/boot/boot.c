@@ -23,6 +23,7 @@
 #include "../../privatizer/runtime/priv.h"
 #include "../../allocator/heap.h"
 #include "boot.h"
+#include "libc_state.h"
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*libc_start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
@@ -47,6 +48,7 @@ static _Noreturn void real_exit(int code) {
 /* ------------------------------------------------------------------ ranks */
 
 static void rank_end(skn_rank *r, int code) {
+  skn_libc_rank_end(r); /* another rank may be waiting for getopt's parser */
   skn_priv_rank_end(r); /* the rank's C++ destructors, then its copy of the globals */
   skn_heap_rank_end(r->heap); /* called on the rank's ULT: flushes its tcache, keeps stats */
   r->exit_code = code;

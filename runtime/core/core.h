@@ -418,6 +418,9 @@ typedef struct skn_rank {
   skn_bsend_seg *bsend_segs;
   /* privatized globals: this rank's segments (privatizer/runtime/priv.c) */
   struct skn_priv_rank *priv;
+  /* libc's hidden state (rand, strtok, getopt...) for this rank, created on first use
+   * (boot/libc_state.c) */
+  _Atomic(struct skn_libc_state *) libc;
 } skn_rank;
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
