@@ -18,9 +18,11 @@
 /* Options of Skein's private jemalloc (the user's MALLOC_CONF still applies on top).
  * narenas:1 - threads outside ranks share one default arena; ranks have their own.
  * retain:false - jemalloc returns whole extents through the dalloc hook instead of
- * keeping them as retained address space per arena, so the pool can pass them on. */
+ * keeping them as retained address space per arena, so the pool can pass them on.
+ * tcache_nslots_small_max:32 - each explicit tcache (one per rank) then takes ~10 KiB
+ * instead of ~33 KiB; the rank's bins (malloc.c) absorb the churn in front of it. */
 SKN_INTERNAL extern const char *skn_je_malloc_conf;
-const char *skn_je_malloc_conf = "narenas:1,retain:false";
+const char *skn_je_malloc_conf = "narenas:1,retain:false,tcache_nslots_small_max:32";
 
 SKN_INTERNAL void *skn_alloc_own_malloc(size_t n); /* malloc.c: our malloc, by a hidden name */
 
@@ -288,9 +290,9 @@ void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank)) {
     fprintf(stderr,
             "skein: memstats: pool: %" PRIu64 " mmap (%" PRIu64 " bytes), %" PRIu64 " extents given back (%" PRIu64
             " bytes), %" PRIu64 " bytes reused resident, %" PRIu64 " purges (%" PRIu64 " bytes), %zu bytes free "
-            "in %zu runs, %" PRIu64 " mbind (%" PRIu64 " refused)\n",
+            "in %zu runs (%zu possibly resident), %" PRIu64 " mbind (%" PRIu64 " refused)\n",
             p.maps, p.map_bytes, p.puts, p.put_bytes, p.reused_bytes, p.purges, p.purge_bytes, p.free_bytes, p.nruns,
-            p.binds, p.bind_failures);
+            p.dirty_bytes, p.binds, p.bind_failures);
   else
     fprintf(stderr,
             "skein: memstats: recycling off: %" PRIu64 " extents mapped and %" PRIu64 " unmapped by the arenas, %" PRIu64

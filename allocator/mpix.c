@@ -38,5 +38,6 @@ int MPIX_Heap_get_pool_stats(MPIX_Heap_pool_stats *st) {
   st->purges = p.purges;
   st->purge_bytes = p.purge_bytes;
   st->free_bytes = p.free_bytes;
+  st->resident_free_bytes = p.dirty_bytes;
   return MPI_SUCCESS;
 }

@@ -695,6 +695,7 @@ typedef struct MPIX_Heap_pool_stats {
   unsigned long long reused_bytes; /* bytes handed out again while still resident */
   unsigned long long purges, purge_bytes; /* pages given back to the kernel (madvise) */
   size_t free_bytes;            /* now: free in the pool */
+  size_t resident_free_bytes;   /* now: free and possibly still resident (at most SKEIN_HEAP_KEEP per node) */
 } MPIX_Heap_pool_stats;
 SKN_MPI_EXPORT int MPIX_Heap_get_pool_stats(MPIX_Heap_pool_stats *stats);
 
