@@ -237,9 +237,16 @@ int skn_pmi_node_of(int proc) {
 }
 
 void skn_pmi_abort(int code, const char *msg) {
-  if (backend) backend->abort(code, msg ? msg : "");
-  /* No launcher to tell (singleton), or it could not be reached: end this process. */
-  skn_log("%s", msg ? msg : "aborted");
+  if (!msg) msg = "";
+  if (backend && backend != &skn_pmi_skein_backend) { /* skeinrun prints it itself */
+    char ranks[48];
+    if (self.nranks == 1) snprintf(ranks, sizeof ranks, "rank %d", self.first_rank);
+    else snprintf(ranks, sizeof ranks, "ranks %d-%d", self.first_rank, self.first_rank + self.nranks - 1);
+    skn_log("process %d (%s) aborted the job with code %d: %s", self.proc, ranks, code, msg);
+  }
+  if (backend) backend->abort(code, msg);
+  /* No launcher to tell, or it did not end us: end this process. */
+  if (!backend) skn_log("%s", msg);
   _exit(code);
 }
 

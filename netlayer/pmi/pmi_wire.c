@@ -288,7 +288,7 @@ static int wire_node_of(int proc) { return node_of_proc ? node_of_proc[proc] : -
 
 static void wire_abort(int code, const char *msg) {
   char line[LINE_MAX_];
-  skn_log("%s", msg); /* PMI-1 abort carries no message */
+  /* PMI-1's abort carries no message: pmi.c has printed it */
   snprintf(line, sizeof line, "cmd=abort exitcode=%d\n", code);
   if (send_line(line) != SKN_PMI_OK) return;
   struct pollfd pfd = {fd, POLLIN, 0};

@@ -151,11 +151,15 @@ pmix_mpirun) # Open MPI's mpirun is a PMIx server
   run mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 -x EXPECT_BACKEND=pmix -x EXPECT_PROCS=2 "$PROG"
   expect_rc 0; expect_passes 2
   run mpirun.openmpi --allow-run-as-root --oversubscribe -n 4 -x EXPECT_BACKEND=pmix -x SKEIN_NP=10 -x EXPECT_WORLD=10 "$PROG"
-  expect_rc 0; expect_passes 4; expect_out '^proc 3/4 backend pmix world 10 ranks 8\+2 node 0/1 local 3/4$' ;;
+  expect_rc 0; expect_passes 4; expect_out '^proc 3/4 backend pmix world 10 ranks 8\+2 node 0/1 local 3/4$'
+  run mpirun.openmpi --allow-run-as-root --oversubscribe -n 3 -x SKEIN_NP=6 "$PROG" --abort 1 5
+  expect_rc 5; expect_fast 10000; expect_err 'process 1 \(ranks 2-3\) aborted the job with code 5: the test asked for it' ;;
 pmi1_hydra) # MPICH's hydra serves the PMI-1 wire protocol on PMI_FD
   command -v mpiexec.mpich >/dev/null || skip "MPICH is not installed (scripts/install-deps.sh --peers)"
   run mpiexec.mpich -n 3 -genv EXPECT_BACKEND pmi1 -genv EXPECT_PROCS 3 "$PROG"
-  expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$' ;;
+  expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$'
+  run mpiexec.mpich -n 3 "$PROG" --abort 2 6
+  expect_rc 6; expect_fast 10000; expect_err 'process 2 \(rank 2\) aborted the job with code 6: the test asked for it' ;;
 slurm_pmi2) # srun --mpi=pmi2 (PMI-1 wire protocol) and --mpi=pmix on a one-node Slurm this test starts
   command -v srun >/dev/null || skip "Slurm is not installed (scripts/install-deps.sh installs slurm-wlm)"
   [[ $(id -u) -eq 0 ]] || skip "starting a local Slurm needs root"
@@ -168,7 +172,10 @@ slurm_pmi2) # srun --mpi=pmi2 (PMI-1 wire protocol) and --mpi=pmix on a one-node
   run srun --mpi=pmi2 -O -n 3 --export=ALL,EXPECT_BACKEND=pmi1,EXPECT_PROCS=3 "$PROG"
   expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$'
   run srun --mpi=pmix -O -n 2 --export=ALL,EXPECT_BACKEND=pmix,SKEIN_NP=4 "$PROG"
-  expect_rc 0; expect_passes 2; expect_out '^proc 1/2 backend pmix world 4 ranks 2\+2 node 0/1 local 1/2$' ;;
+  expect_rc 0; expect_passes 2; expect_out '^proc 1/2 backend pmix world 4 ranks 2\+2 node 0/1 local 1/2$'
+  run srun --mpi=pmi2 -O -n 3 "$PROG" --abort 1 5
+  [[ $rc -ne 0 ]] || fail "srun: an aborted job exited 0"
+  expect_fast 10000; expect_err 'process 1 \(rank 1\) aborted the job with code 5: the test asked for it' ;;
 *) echo "unknown case $case_"; exit 2 ;;
 esac
 echo "PASS $case_"
