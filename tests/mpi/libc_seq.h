@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,18 @@ static inline void libc_seq_tm(const libc_sink *k, const char *what, const struc
     k->emit(k->ctx, what, tm->tm_isdst * 100000L + tm->tm_gmtoff / 60 + tm->tm_wday * 10000L);
 }
 
+typedef struct libc_seq_thread {
+    const libc_fns *f;
+    long v[8];
+} libc_seq_thread;
+
+static inline void *libc_seq_thread_main(void *p)
+{
+    libc_seq_thread *t = p;
+    for (int i = 0; i < 8; i++) t->v[i] = t->f->rand();
+    return NULL;
+}
+
 /* The random, drand48, strtok, time and static-buffer sequence for one seed. The
  * number of calls never depends on results, so every rank makes as many MPI calls. */
 static inline void libc_seq_run(const libc_fns *f, unsigned seed, const libc_sink *k)
@@ -128,6 +141,12 @@ static inline void libc_seq_run(const libc_fns *f, unsigned seed, const libc_sin
     for (int i = 0; i < 30; i++) k->emit(c, "tbl_resumed", f->rand());
     k->between(c);
     f->setstate(old);
+    /* a thread the rank creates draws from the rank's generator, as in a process */
+    libc_seq_thread th = {f, {0}};
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, libc_seq_thread_main, &th) == 0 && pthread_join(tid, NULL) == 0)
+        for (int i = 0; i < 8; i++) k->emit(c, "thread_rand", th.v[i]);
+    k->emit(c, "after_thread", f->rand());
 
     f->srand48((long)seed * 7);
     for (int i = 0; i < 300; i++) {

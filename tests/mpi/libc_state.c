@@ -29,8 +29,12 @@ int main(int argc, char **argv)
     const char *shared = argc > 1 && strncmp(argv[1], "shared=", 7) == 0 ? argv[1] + 7 : NULL;
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    if (rank == 0) setenv("TZ", LIBC_SEQ_TZ, 1); /* process-wide: once, before anyone reads it */
+    /* The environment is per process: once in a process shared by ranks, before anyone
+     * reads it; then by each rank that has its own (a process-based MPI). */
+    if (rank == 0) setenv("TZ", LIBC_SEQ_TZ, 1);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    const char *tz = getenv("TZ");
+    if (!tz || strcmp(tz, LIBC_SEQ_TZ) != 0) setenv("TZ", LIBC_SEQ_TZ, 1);
 
     const unsigned seed = 42 + (unsigned)rank % 3;
     char args[32];
