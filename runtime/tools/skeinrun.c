@@ -294,7 +294,9 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
         }
         job.forwarded = true;
         job.forwarded_sig = (int)si.ssi_signo;
-        signal_all((int)si.ssi_signo);
+        /* From the terminal (Ctrl-C, hang-up) the kernel signals the whole foreground
+           process group, our children included: pass on only what a process sent us. */
+        if (si.ssi_code != SI_KERNEL) signal_all((int)si.ssi_signo);
       }
     }
     int status;

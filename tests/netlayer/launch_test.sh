@@ -108,9 +108,21 @@ signals) # SIGTERM, SIGINT and SIGHUP sent to the launcher reach every process
     wait "$launcher"; rc=$?
     expect_rc 0
     num=$(kill -l $sig)
-    [[ $(grep -c "got signal $num\$" "$out") -eq 3 ]] || fail "SIG$sig did not reach all 3 processes"
+    [[ $(grep -c "got signal $num x 1\$" "$out") -eq 3 ]] || fail "SIG$sig did not reach all 3 processes once"
     expect_clean
   done ;;
+tty_interrupt) # Ctrl-C at a terminal: every process gets SIGINT once (not again from the launcher)
+  command -v tmux >/dev/null || skip "tmux is not installed"
+  session=skein-tty-$$
+  tmux new-session -d -s $session -x 120 -y 20 "'$SKEINRUN' --procs 3 '$PROG' --signal >'$out' 2>'$err'; echo rc=\$? >>'$out'"
+  for _ in $(seq 100); do [[ $(grep -c 'ready$' "$out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
+  [[ $(grep -c 'ready$' "$out") -eq 3 ]] || { tmux kill-session -t $session; fail "the processes did not start"; }
+  tmux send-keys -t $session C-c
+  for _ in $(seq 100); do grep -q '^rc=' "$out" && break; sleep 0.1; done
+  tmux kill-session -t $session 2>/dev/null
+  expect_out '^rc=0$'
+  [[ $(grep -c 'got signal 2 x 1$' "$out") -eq 3 ]] || fail "SIGINT did not reach all 3 processes exactly once"
+  expect_clean ;;
 stdio) # stdout of the processes passes through with every line intact, to a pipe and a file
   for dest in pipe file; do
     t0=$(ms)

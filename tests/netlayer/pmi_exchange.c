@@ -11,7 +11,8 @@
  *     --kill-stubborn P  the same, and the others ignore SIGTERM
  *     --abort P CODE   after the exchange, process P calls skn_pmi_abort(CODE)
  *     --skip-fence P MS  process P exits 0 after MS ms without fencing; the others fence
- *     --signal         print "ready", wait for SIGTERM/SIGINT/SIGHUP, report it, exit 0
+ *     --signal         print "ready", wait for SIGTERM/SIGINT/SIGHUP, report it and how
+ *                      many arrived, exit 0
  *     --lines N        after the exchange, each process prints N long lines
  *     --stdin          process 0 echoes its stdin's lines; the others must see EOF at once
  * Environment checked if set: EXPECT_PROCS, EXPECT_WORLD, EXPECT_BACKEND. */
@@ -180,8 +181,11 @@ static void attack(void) {
 
 /* ---------------------------------------------------------------- main */
 
-static volatile sig_atomic_t got_signal;
-static void on_signal(int sig) { got_signal = sig; }
+static volatile sig_atomic_t got_signal, signals;
+static void on_signal(int sig) {
+  got_signal = sig;
+  signals++;
+}
 
 static void wait_forever(void) {
   for (;;) pause();
@@ -223,7 +227,8 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "--signal")) {
     printf("proc %d ready\n", info.proc);
     while (!got_signal) pause();
-    printf("proc %d got signal %d\n", info.proc, (int)got_signal);
+    usleep(300000); /* a duplicate (terminal and launcher both signalling) would come now */
+    printf("proc %d got signal %d x %d\n", info.proc, (int)got_signal, (int)signals);
     return 0;
   }
   if (!strcmp(mode, "--skip-fence") && info.proc == arg1) {
