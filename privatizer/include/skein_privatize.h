@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define SKEIN_PRIV_ABI 1
+#define SKEIN_PRIV_ABI 2
 
 /* One module (the executable or a shared library) with privatized globals. Its initialized
  * privatized globals live in section skn_pdata, zero-initialized ones in skn_pbss (NOBITS),
@@ -30,6 +30,12 @@ typedef struct skein_priv_module {
   int id; /* set by skein_priv_register */
   char *data_start, *data_end, *bss_start, *bss_end;
   void (*const *init_start)(void), (*const *init_end)(void);
+  /* The stub's fast path: the calling rank's delta table is
+   * *(*(*(%fs:tls_off) + owner_off) + priv_off) (NULL outside ranks): the number of mapped
+   * modules, then one delta per module (0 until mapped). tls_off is set by
+   * skein_priv_register; the offsets by the stub, and checked against libskein's. */
+  long tls_off;
+  int owner_off, priv_off;
 } skein_priv_module;
 
 /* Called by the stub's constructor, before main. */

@@ -30,11 +30,11 @@ typedef struct priv_obj {
 } priv_obj;
 
 typedef struct skn_priv_rank {
+  long n;                  /* modules 0..n-1 are mapped (read by the stubs' fast path) */
+  long delta[MAX_MODULES]; /* must follow n (skein_privatize.h) */
   skn_spinlock lock; /* objs: the rank's threads may look up concurrently */
   priv_obj *objs;
   size_t nobjs, cap_objs;
-  int n;
-  long delta[MAX_MODULES];
   char *base[MAX_MODULES];
   size_t len[MAX_MODULES];
   priv_exit *exits;
@@ -59,6 +59,15 @@ SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
   int n = atomic_load(&P.n);
   if (n == MAX_MODULES) skn_fatal("privatizer: more than %d modules with privatized globals", MAX_MODULES);
   m->id = n;
+#if defined(__x86_64__)
+  char *tp;
+  __asm__("movq %%fs:0, %0" : "=r"(tp));
+  m->tls_off = (long)((char *)&skn_sched_current_tls - tp);
+#else
+  m->tls_off = 0; /* no fast path: the stub calls skein_priv_delta */
+#endif
+  if (m->owner_off != (int)offsetof(skn_unit, owner) || m->priv_off != (int)offsetof(skn_rank, priv))
+    skn_fatal("privatizer: a module was linked with the privatizer stub of another Skein build; relink it");
   P.mods[n] = m;
   atomic_store(&P.n, n + 1);
   pthread_mutex_unlock(&P.lock);
@@ -102,7 +111,7 @@ static void map_module(skn_rank *r, skn_priv_rank *pr, int i) {
   pr->base[i] = base;
   pr->len[i] = len;
   pr->delta[i] = delta;
-  if (pr->n < i + 1) pr->n = i + 1; /* from now on the accessor returns this rank's delta */
+  if (pr->n < i + 1) pr->n = i + 1; /* from now on the accessors return this rank's delta */
   for (void (*const *f)(void) = m->init_start; f < m->init_end; f++)
     if (*f) (*f)();
 }

@@ -2,7 +2,11 @@
  * and shared library: registers the module's privatized sections with libskein before
  * main and provides __skn_priv_delta(), the accessor rewritten sources call. Every symbol
  * here is hidden, so each module reaches its own sections. */
+#include <stddef.h>
+
 #include "skein_privatize.h"
+/* Layout of libskein's unit and rank (checked by skein_priv_register). */
+#include "../../runtime/core/core.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -28,6 +32,8 @@ __attribute__((constructor(101))) static void skn_priv_stub_register(void) {
   module.bss_end = __stop_skn_pbss;
   module.init_start = __start_skn_pinit;
   module.init_end = __stop_skn_pinit;
+  module.owner_off = (int)offsetof(skn_unit, owner);
+  module.priv_off = (int)offsetof(skn_rank, priv);
   (void)anchor_data;
   (void)anchor_bss;
   (void)anchor_init;
@@ -35,7 +41,23 @@ __attribute__((constructor(101))) static void skn_priv_stub_register(void) {
 }
 
 HIDDEN __attribute__((const)) long __skn_priv_delta(void);
-HIDDEN __attribute__((const)) long __skn_priv_delta(void) { return skein_priv_delta(&module); }
+/* The rank's delta in a few loads (see skein_priv_module); anything unusual (outside a
+ * rank, a module mapped late, a rank that has ended) goes to libskein. */
+HIDDEN __attribute__((const)) long __skn_priv_delta(void) {
+#if defined(__x86_64__)
+  if (__builtin_expect(module.tls_off != 0, 1)) {
+    char *unit;
+    __asm__("movq %%fs:(%1), %0" : "=r"(unit) : "r"(module.tls_off));
+    if (!unit) return 0;
+    char *rank = *(char **)(unit + offsetof(skn_unit, owner));
+    if (!rank) return 0;
+    const long *table = *(const long **)(rank + offsetof(skn_rank, priv));
+    long d;
+    if (__builtin_expect(table && (d = table[1 + module.id]) != 0, 1)) return d; /* 0: not mapped yet */
+  }
+#endif
+  return skein_priv_delta(&module);
+}
 
 HIDDEN __attribute__((const)) void *__skn_priv_addr(void *addr, unsigned long size);
 HIDDEN __attribute__((const)) void *__skn_priv_addr(void *addr, unsigned long size) { return skein_priv_addr(addr, size); }
