@@ -243,6 +243,9 @@ void skn_pmi_abort(int code, const char *msg) {
     if (self.nranks == 1) snprintf(ranks, sizeof ranks, "rank %d", self.first_rank);
     else snprintf(ranks, sizeof ranks, "ranks %d-%d", self.first_rank, self.first_rank + self.nranks - 1);
     skn_log("process %d (%s) aborted the job with code %d: %s", self.proc, ranks, code, msg);
+    /* These launchers relay our stderr through a pipe and may stop relaying as soon as
+       they hear of the abort: give the message a head start (seen lost under hydra). */
+    usleep(100000);
   }
   if (backend) backend->abort(code, msg);
   /* No launcher to tell, or it did not end us: end this process. */

@@ -98,6 +98,7 @@ skip_fence) # a process that leaves without joining a fence would hang the other
   done ;;
 signals) # SIGTERM, SIGINT and SIGHUP sent to the launcher reach every process
   for sig in TERM INT HUP; do
+    : >"$out" # now: the background job's own redirection may come after our first look
     "$SKEINRUN" --procs 3 "$PROG" --signal >"$out" 2>"$err" </dev/null &
     launcher=$!
     for _ in $(seq 100); do [[ $(grep -c 'ready$' "$out") -eq 3 ]] && break; sleep 0.1; done
@@ -114,6 +115,7 @@ signals) # SIGTERM, SIGINT and SIGHUP sent to the launcher reach every process
 tty_interrupt) # Ctrl-C at a terminal: every process gets SIGINT once (not again from the launcher)
   command -v tmux >/dev/null || skip "tmux is not installed"
   session=skein-tty-$$
+  : >"$out"
   tmux new-session -d -s $session -x 120 -y 20 "'$SKEINRUN' --procs 3 '$PROG' --signal >'$out' 2>'$err'; echo rc=\$? >>'$out'"
   for _ in $(seq 100); do [[ $(grep -c 'ready$' "$out" 2>/dev/null) -eq 3 ]] && break; sleep 0.1; done
   [[ $(grep -c 'ready$' "$out") -eq 3 ]] || { tmux kill-session -t $session; fail "the processes did not start"; }

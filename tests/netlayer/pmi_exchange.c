@@ -223,6 +223,16 @@ int main(int argc, char **argv) {
   if (getenv("EXPECT_BACKEND") && strcmp(getenv("EXPECT_BACKEND"), info.backend))
     FAIL("backend %s, expected %s", info.backend, getenv("EXPECT_BACKEND"));
   if (skn_pmi_node_of(info.proc) != info.node) FAIL("node_of(self) = %d, info.node = %d", skn_pmi_node_of(info.proc), info.node);
+  int same_node = 0, before_me = 0;
+  for (int q = 0; q < info.nprocs; q++) {
+    int nq = skn_pmi_node_of(q);
+    if (nq < 0 || nq >= info.nnodes) FAIL("node_of(%d) = %d, not in [0, %d)", q, nq, info.nnodes);
+    same_node += nq == info.node;
+    before_me += nq == info.node && q < info.proc;
+  }
+  if (same_node != info.local_nprocs || before_me != info.local_proc)
+    FAIL("node_of says %d processes on my node, %d before me; info says %d, local index %d", same_node, before_me,
+         info.local_nprocs, info.local_proc);
 
   if (!strcmp(mode, "--signal")) {
     printf("proc %d ready\n", info.proc);
