@@ -12,8 +12,9 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libjemalloc-dev libnuma-dev
       clang-16 libclang-16-dev llvm-16-dev
       libucx-dev libpmix-dev)
-# netlayer launch tests: real PMIx (Open MPI's mpirun) and Slurm (srun --mpi=pmi2/pmix).
-pkgs+=(openmpi-bin slurm-wlm)
+# netlayer launch tests: real PMIx (Open MPI's mpirun) and Slurm (srun --mpi=pmi2/pmix);
+# tmux gives the Ctrl-C test a terminal.
+pkgs+=(openmpi-bin slurm-wlm tmux)
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
 fi
