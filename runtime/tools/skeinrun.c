@@ -317,6 +317,8 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
   }
   skn_pmi_server_destroy(job.server);
   rmdir(dir);
+  free(fds);
+  free(job.kids);
   return job.code;
 }
 
@@ -401,10 +403,12 @@ int main(int argc, char **argv) {
     if (nprocs > MAX_PROCS) die("too many processes (at most 4096)", NULL);
     if (nprocs > nranks) {
       fprintf(stderr, "skeinrun: %ld processes need at least %ld ranks (-n), one each\n", nprocs, nprocs);
+      free(prog);
       return 2;
     }
     if (access(prog, X_OK) != 0) {
       fprintf(stderr, "skeinrun: cannot run %s: %s\n", argv[i], strerror(errno));
+      free(prog);
       return 127;
     }
     /* Until the transport between processes exists (netlayer, issue 6), each process of a
@@ -413,9 +417,12 @@ int main(int argc, char **argv) {
       fprintf(stderr, "skeinrun: %s is a Skein program: this build runs all ranks of a job in one "
                       "process (the UCX transport between processes is not there yet); drop --procs\n",
               argv[i]);
+      free(prog);
       return 2;
     }
-    return launch(prog, &argv[i], (int)nprocs, nranks);
+    int code = launch(prog, &argv[i], (int)nprocs, nranks);
+    free(prog);
+    return code;
   }
   if (nranks > 1 && !links_skein(prog))
     fprintf(stderr, "skeinrun: warning: %s is not linked with Skein (build it with Skein's mpicc); "
