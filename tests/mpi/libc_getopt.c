@@ -27,12 +27,13 @@ int main(int argc, char **argv)
 {
     int rank;
     const char *shared = argc > 1 && strncmp(argv[1], "shared=", 7) == 0 ? argv[1] + 7 : NULL;
-    if (shared) {
-        argv[1] = argv[0];
-        argv++;
-        argc--;
-    }
     MPI_CHECK(MPI_Init(&argc, &argv));
+    char **av = calloc((size_t)argc + 1, sizeof *av); /* argv is the runtime's: no aliasing */
+    if (!av) FAIL("out of memory");
+    av[0] = argv[0];
+    for (int i = 1 + (shared != NULL), j = 1; i < argc; i++, j++) av[j] = argv[i];
+    if (shared) argc--;
+    argv = av;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     opterr = 0; /* shared, written alike by every rank: no messages on stderr */
     const char *w = getenv("SKEIN_WORKERS");
@@ -50,5 +51,7 @@ int main(int argc, char **argv)
     libc_fns f = shared ? libc_fns_shared(shared) : libc_fns_direct();
     libc_sink k = {libc_cmp_emit, libc_cmp_between, &m};
     getopt_seq_run(&f, argc, argv, &k, one_worker);
-    return libc_cmp_finish(&m, shared, TEST_NAME);
+    int rc = libc_cmp_finish(&m, shared, TEST_NAME);
+    free(av);
+    return rc;
 }
