@@ -63,6 +63,21 @@ static bool isZero(const APValue &v) {
   }
 }
 
+// The same for an initializer the constant evaluator will not fold (C aggregates).
+static bool isZeroInit(const Expr *e, ASTContext &ctx) {
+  e = e->IgnoreParenImpCasts();
+  if (isa<ImplicitValueInitExpr>(e)) return true;
+  if (auto *il = dyn_cast<InitListExpr>(e)) {
+    for (const Expr *sub : il->inits())
+      if (!isZeroInit(sub, ctx)) return false;
+    return !il->hasArrayFiller() || isZeroInit(il->getArrayFiller(), ctx);
+  }
+  if (e->isNullPointerConstant(ctx, Expr::NPC_ValueDependentIsNotNull)) return true;
+  Expr::EvalResult r;
+  if (e->getType()->isScalarType() && e->EvaluateAsRValue(r, ctx) && !r.HasSideEffects) return isZero(r.Val);
+  return false;
+}
+
 namespace {
 
 class Visitor : public RecursiveASTVisitor<Visitor> {
@@ -326,7 +341,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
       if (!t->isDependentType() && !init->isValueDependent()) {
         if (const APValue *val = d->evaluateValue()) {
           if (!isZero(*val)) g.action = Action::PrivData;
-        } else {
+        } else if (!isZeroInit(init, ctx)) {
           g.action = Action::PrivData;
         }
       } else {
