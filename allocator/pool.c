@@ -181,13 +181,19 @@ void *skn_pool_take(int node, void *want, size_t size, size_t align, bool *zero)
       }
     }
   } else {
-    for (size_t i = 0; i < s->n; i++) {
-      run *r = &s->runs[i];
-      a = align_up(r->addr, align);
-      if (a + size <= r->addr + r->size) {
-        zeroed = r->zeroed;
-        found = carve(s, i, a, size);
-        break;
+    /* resident runs first: reusing them costs no page fault and keeps the pool under
+     * its keep limit, so fewer runs given back later need purging */
+    for (int pass = 0; pass < 2 && !found; pass++) {
+      if (pass == 1 && s->dirty_bytes == s->free_bytes) break;
+      for (size_t i = 0; i < s->n; i++) {
+        run *r = &s->runs[i];
+        if (pass == 0 && r->zeroed) continue;
+        a = align_up(r->addr, align);
+        if (a + size <= r->addr + r->size) {
+          zeroed = r->zeroed;
+          found = carve(s, i, a, size);
+          break;
+        }
       }
     }
   }
@@ -205,22 +211,39 @@ void skn_pool_put(int node, void *addr, size_t size) {
   atomic_fetch_add_explicit(&s->puts, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->put_bytes, size, memory_order_relaxed);
   skn_spin_lock(&s->lock);
-  bool over = s->dirty_bytes + size > P.cfg.keep;
-  skn_spin_unlock(&s->lock);
-  bool zeroed = false;
-  if (over && madvise(addr, size, MADV_DONTNEED) == 0) {
-    /* the run is still ours: nobody can take it while its pages are dropped */
-    zeroed = true;
-    atomic_fetch_add_explicit(&s->purges, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->purge_bytes, size, memory_order_relaxed);
-  }
-  skn_spin_lock(&s->lock);
-  bool ok = insert_run(s, (run){(uintptr_t)addr, size, zeroed});
-  skn_spin_unlock(&s->lock);
-  if (!ok) {
+  if (!insert_run(s, (run){(uintptr_t)addr, size, false})) {
+    skn_spin_unlock(&s->lock);
     munmap(addr, size);
     atomic_fetch_add_explicit(&s->unmaps, 1, memory_order_relaxed);
+    return;
   }
+  /* Over the keep limit: the pages of the highest dirty runs go back to the kernel.
+   * Takes are first fit, so those are the ones least likely to be reused soon, while
+   * the run just given back (often taken again at once) stays resident. A run is taken
+   * out of the pool while its pages are dropped, so nobody can be handed it meanwhile. */
+  while (s->dirty_bytes > P.cfg.keep) {
+    size_t i = s->n;
+    while (i > 0 && s->runs[i - 1].zeroed) i--;
+    if (i == 0) break;
+    run r = s->runs[i - 1];
+    if (!carve(s, i - 1, r.addr, r.size)) break;
+    skn_spin_unlock(&s->lock);
+    bool purged = madvise((void *)r.addr, r.size, MADV_DONTNEED) == 0;
+    if (purged) {
+      atomic_fetch_add_explicit(&s->purges, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->purge_bytes, r.size, memory_order_relaxed);
+    }
+    skn_spin_lock(&s->lock);
+    r.zeroed = purged;
+    if (!insert_run(s, r)) {
+      skn_spin_unlock(&s->lock);
+      munmap((void *)r.addr, r.size);
+      atomic_fetch_add_explicit(&s->unmaps, 1, memory_order_relaxed);
+      skn_spin_lock(&s->lock);
+    }
+    if (!purged) break;
+  }
+  skn_spin_unlock(&s->lock);
 }
 
 void skn_pool_get_stats(int node, skn_pool_stats *out) {

@@ -38,9 +38,9 @@ SKN_INTERNAL void skn_pool_configure(const skn_pool_config *cfg);
  * (-1: no node). With want != NULL, only the run starting at want (extending an extent
  * in place), or NULL. *zero in: the caller needs zeroed memory; out: it is zeroed. */
 SKN_INTERNAL void *skn_pool_take(int node, void *want, size_t size, size_t align, bool *zero);
-/* Gives back a run taken from the same node's pool. While the node keeps less than
- * cfg.keep bytes of dirty free pages the run stays resident (the next take reuses it
- * without a page fault); otherwise its pages are returned to the kernel first. */
+/* Gives back a run taken from the same node's pool. It stays resident (the next take
+ * reuses it without a page fault); when the node's free resident pages exceed cfg.keep,
+ * those of the highest-addressed free runs go back to the kernel (MADV_DONTNEED). */
 SKN_INTERNAL void skn_pool_put(int node, void *addr, size_t size);
 /* Binds [p, p + size) to node with mbind(MPOL_BIND). Returns 0 when bound, 1 when not
  * attempted (node < 0, binding off, or the kernel has no such node), -1 on failure. */
