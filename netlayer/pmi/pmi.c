@@ -2,14 +2,19 @@
  * process started without a launcher: one process, everything local). */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "proto.h"
 
+/* Calls are serialized: boot makes them from one thread, but the transport may look up a
+   peer's address lazily from any worker. A call blocks its kernel thread until answered. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const skn_pmi_backend *backend;
 static skn_pmi_info self; /* filled by skn_pmi_init */
 
@@ -137,7 +142,7 @@ static const skn_pmi_backend *choose(void) {
   return &single_backend;
 }
 
-int skn_pmi_init(skn_pmi_info *info) {
+static int init_unlocked(skn_pmi_info *info) {
   if (backend) {
     skn_log("PMI: initialized twice");
     return SKN_PMI_ERR;
@@ -184,7 +189,7 @@ static bool ready(const char *call) {
   return false;
 }
 
-int skn_pmi_put(const char *key, const void *value, size_t len) {
+static int put_unlocked(const char *key, const void *value, size_t len) {
   if (!ready("put")) return SKN_PMI_ERR;
   if (!key || !skn_pmi_key_ok(key, strlen(key))) {
     skn_log("PMI: put: invalid key '%s' (1-%d characters of [A-Za-z0-9_.-])", key ? key : "(null)",
@@ -213,12 +218,12 @@ int skn_pmi_put(const char *key, const void *value, size_t len) {
   return SKN_PMI_OK;
 }
 
-int skn_pmi_fence(void) {
+static int fence_unlocked(void) {
   if (!ready("fence")) return SKN_PMI_ERR;
   return backend->fence();
 }
 
-int skn_pmi_get(int proc, const char *key, void **value, size_t *len) {
+static int get_unlocked(int proc, const char *key, void **value, size_t *len) {
   if (!ready("get")) return SKN_PMI_ERR;
   if (proc < 0 || proc >= self.nprocs) {
     skn_log("PMI: get: process %d out of range [0, %d)", proc, self.nprocs);
@@ -231,13 +236,22 @@ int skn_pmi_get(int proc, const char *key, void **value, size_t *len) {
   return backend->get(proc, key, value, len);
 }
 
-int skn_pmi_node_of(int proc) {
+static int node_of_unlocked(int proc) {
   if (!backend || proc < 0 || proc >= self.nprocs) return -1;
   return backend->node_of(proc);
 }
 
 void skn_pmi_abort(int code, const char *msg) {
   if (!msg) msg = "";
+  /* Another thread may be blocked in a fence holding the lock: wait a little, then end
+     this process without the launcher's help (it reports the exit code). */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  if (pthread_mutex_timedlock(&lock, &until) != 0) {
+    skn_log("%s", msg);
+    _exit(code);
+  }
   if (backend && backend != &skn_pmi_skein_backend) { /* skeinrun prints it itself */
     char ranks[48];
     if (self.nranks == 1) snprintf(ranks, sizeof ranks, "rank %d", self.first_rank);
@@ -253,7 +267,7 @@ void skn_pmi_abort(int code, const char *msg) {
   _exit(code);
 }
 
-int skn_pmi_finalize(void) {
+static int finalize_unlocked(void) {
   if (!ready("finalize")) return SKN_PMI_ERR;
   int rc = backend->finalize();
   backend = NULL;
@@ -262,5 +276,49 @@ int skn_pmi_finalize(void) {
     keys_put = k->next;
     free(k);
   }
+  return rc;
+}
+
+/* ------------------------------------------------------------------ serialized entry points */
+
+int skn_pmi_init(skn_pmi_info *info) {
+  pthread_mutex_lock(&lock);
+  int rc = init_unlocked(info);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int skn_pmi_put(const char *key, const void *value, size_t len) {
+  pthread_mutex_lock(&lock);
+  int rc = put_unlocked(key, value, len);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int skn_pmi_fence(void) {
+  pthread_mutex_lock(&lock);
+  int rc = fence_unlocked();
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int skn_pmi_get(int proc, const char *key, void **value, size_t *len) {
+  pthread_mutex_lock(&lock);
+  int rc = get_unlocked(proc, key, value, len);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int skn_pmi_node_of(int proc) {
+  pthread_mutex_lock(&lock);
+  int rc = node_of_unlocked(proc);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+int skn_pmi_finalize(void) {
+  pthread_mutex_lock(&lock);
+  int rc = finalize_unlocked();
+  pthread_mutex_unlock(&lock);
   return rc;
 }

@@ -3,7 +3,8 @@
  * One interface over four backends chosen at run time from the environment: skeinrun's
  * own key-value service, PMIx (Open MPI's mpirun, Slurm --mpi=pmix), the PMI-1 wire
  * protocol on PMI_FD (Slurm --mpi=pmi2, MPICH's hydra) and a singleton (no launcher).
- * Knows nothing of MPI or the scheduler. Not thread-safe: one thread calls it (boot). */
+ * Knows nothing of MPI or the scheduler. Thread-safe: calls are serialized, and each
+ * blocks its kernel thread until the launcher answers. */
 #ifndef SKN_PMI_H
 #define SKN_PMI_H
 

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,6 +85,13 @@ static void check_key(int q, int k) {
   if (len != want || memcmp(v, exp, want)) FAIL("get(%d, %s): %zu bytes, wrong content (want %zu)", q, keys[k], len, want);
   free(exp);
   free(v);
+}
+
+/* Several threads getting at once (the transport may look up peers from any worker). */
+static void *check_all(void *arg) {
+  for (int q = 0; q < info.nprocs; q++)
+    for (int k = 0; k < 4; k++) check_key((q + (int)(intptr_t)arg) % info.nprocs, k);
+  return NULL;
 }
 
 static int env_int(const char *name, int dflt) {
@@ -254,8 +262,9 @@ int main(int argc, char **argv) {
   if (skn_pmi_put("bad key", &one, 1) != SKN_PMI_INVAL) FAIL("a key with a space was accepted");
   if (skn_pmi_put("k", &one, SKN_PMI_VALUE_MAX + 1) != SKN_PMI_INVAL) FAIL("an oversized value was accepted");
   if (skn_pmi_fence() != SKN_PMI_OK) FAIL("fence 1");
-  for (int q = 0; q < info.nprocs; q++)
-    for (int k = 0; k < 4; k++) check_key(q, k);
+  pthread_t th[4];
+  for (intptr_t t = 0; t < 4; t++) pthread_create(&th[t], NULL, check_all, (void *)t);
+  for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
   void *v;
   size_t len;
   int rc = skn_pmi_get(info.nprocs - 1, "missing", &v, &len);
