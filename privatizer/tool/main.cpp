@@ -200,6 +200,15 @@ int main(int argc, const char **argv) {
   if (files.empty()) return rc;
   ClangTool tool(parser->getCompilations(), files);
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-resource-dir=" CLANG_RESOURCE_DIR, ArgumentInsertPosition::END));
+  // Skein's mpi.h and skein_privatize.h (<prefix>/include, beside <prefix>/bin): compile
+  // databases of mpicc builds name the wrapper, which adds them implicitly
+  std::string exe = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
+  if (!exe.empty()) {
+    SmallString<256> inc(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(inc, "include");
+    if (llvm::sys::fs::exists(inc + "/mpi.h"))
+      tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(("-idirafter" + inc).str().c_str(), ArgumentInsertPosition::END));
+  }
   // gcc-only warning options in real build flags must not stop the parse
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unknown-warning-option", ArgumentInsertPosition::END));
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unused-command-line-argument", ArgumentInsertPosition::END));

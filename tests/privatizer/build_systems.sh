@@ -28,12 +28,17 @@ grep -q "^FAIL buildsys" "$work/out" || { cat "$work/out"; echo "FAIL unprivatiz
 
 # CMake
 cmake -S "$src/tests/privatizer/buildsys" -B "$work/cmake" -DCMAKE_C_COMPILER="$build/bin/mpicc" \
-  -DCMAKE_C_FLAGS="-fprivatize" >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; echo "FAIL cmake configure"; exit 1; }
+  -DCMAKE_C_FLAGS="-fprivatize" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; echo "FAIL cmake configure"; exit 1; }
 cmake --build "$work/cmake" >"$work/cmake-build.log" 2>&1 || { cat "$work/cmake-build.log"; echo "FAIL cmake build"; exit 1; }
 run 7 2 "$work/cmake/app" || { echo "FAIL cmake-built program"; exit 1; }
+# report mode with the compilation database (-p)
+"$build/bin/skein-privatize" --report -p "$work/cmake" "$src/tests/privatizer/buildsys/counter.c" \
+  "$src/tests/privatizer/buildsys/app.c" > "$work/report" || { cat "$work/report"; echo "FAIL report -p"; exit 1; }
+grep -q "counter.c:4:12: warning: file-scope 'count' of type 'int'" "$work/report" &&
+  grep -q "app.c:5:5: warning: file-scope 'app_rank'" "$work/report" || { cat "$work/report"; echo "FAIL report -p output"; exit 1; }
 
 # -fprivatize-keep keeps the rewritten source next to the object
 mkdir -p "$work/keep"
 "$build/bin/mpicc" -O2 -fprivatize-keep -c "$src/tests/privatizer/buildsys/util.c" -o "$work/keep/util.o"
 grep -q "SKN_PRIV(app_total)" "$work/keep/skein-privatized/util.c" || { echo "FAIL -fprivatize-keep"; exit 1; }
-echo "PASS build systems: make, CMake, static and shared libraries, -fprivatize-keep"
+echo "PASS build systems: make, CMake, static and shared libraries, -fprivatize-keep, report -p"
