@@ -19,10 +19,11 @@
  * narenas:1 - threads outside ranks share one default arena; ranks have their own.
  * retain:false - jemalloc returns whole extents through the dalloc hook instead of
  * keeping them as retained address space per arena, so the pool can pass them on.
- * tcache_nslots_small_max:32 - each explicit tcache (one per rank) then takes ~10 KiB
- * instead of ~33 KiB; the rank's bins (malloc.c) absorb the churn in front of it. */
+ * tcache_nslots_small_max:16 - each explicit tcache (one per rank) then takes ~10 KiB
+ * instead of ~31 KiB; the rank's bins (malloc.c) absorb the churn in front of it and
+ * move at most 16 blocks at a time through it. */
 SKN_INTERNAL extern const char *skn_je_malloc_conf;
-const char *skn_je_malloc_conf = "narenas:1,retain:false,tcache_nslots_small_max:32";
+const char *skn_je_malloc_conf = "narenas:1,retain:false,tcache_nslots_small_max:16";
 
 SKN_INTERNAL void *skn_alloc_own_malloc(size_t n); /* malloc.c: our malloc, by a hidden name */
 
@@ -31,7 +32,7 @@ SKN_INTERNAL void *skn_alloc_own_malloc(size_t n); /* malloc.c: our malloc, by a
 
 skn_heap_classes skn_heap_cls;
 
-/* The bins' size classes: jemalloc's, up to SKN_HEAP_BIN_MAX. */
+/* The bins' size classes: jemalloc's, up to SKN_HEAP_BIN_MAX; each holds about 8 KiB. */
 static void init_classes(void) {
   skn_heap_classes *c = &skn_heap_cls;
   c->nbins = 0;
@@ -42,6 +43,8 @@ static void init_classes(void) {
       c->size[c->nbins] = (uint32_t)cls;
       size_t cap = 8192 / cls;
       c->cap[c->nbins] = (uint32_t)(cap < 4 ? 4 : cap > SKN_HEAP_BIN_CAP ? SKN_HEAP_BIN_CAP : cap);
+      c->off[c->nbins] = (uint16_t)(c->nbins ? c->off[c->nbins - 1] + c->cap[c->nbins - 1] : 0);
+      if (c->off[c->nbins] + c->cap[c->nbins] > SKN_HEAP_SLOTS) skn_fatal("heap: bins need more than %d slots", SKN_HEAP_SLOTS);
       c->nbins++;
     }
     c->of[k] = (uint8_t)(c->nbins - 1);

@@ -19,14 +19,16 @@
  * path serves only the thread's implicit tcache), a bin push or pop ~5. Bins refill
  * from and flush to the rank's arena (through its explicit tcache) in halves. */
 #define SKN_HEAP_BIN_MAX 1024
-#define SKN_HEAP_NBINS 32
+#define SKN_HEAP_NBINS 24  /* jemalloc 5.3 has 21 size classes up to 1 KiB */
 #define SKN_HEAP_BIN_CAP 32
+#define SKN_HEAP_SLOTS 544 /* sum of the bins' capacities (535 with jemalloc 5.3) */
 
 typedef struct skn_heap_classes {
   int nbins;
   uint8_t of[SKN_HEAP_BIN_MAX / 8 + 1]; /* bin of a request of n bytes: of[(n + 7) / 8] */
   uint32_t size[SKN_HEAP_NBINS];         /* jemalloc's size class of each bin */
   uint32_t cap[SKN_HEAP_NBINS];          /* blocks a bin holds: about 8 KiB, 4..BIN_CAP */
+  uint16_t off[SKN_HEAP_NBINS];          /* a bin's first slot in skn_heap.slot */
 } skn_heap_classes;
 SKN_INTERNAL extern skn_heap_classes skn_heap_cls;
 
@@ -44,7 +46,7 @@ typedef struct skn_heap {
   _Atomic(uint64_t) nmalloc, nfree, tnmalloc, tnfree;
   bool ended;                      /* end_stats valid */
   uint8_t nbin[SKN_HEAP_NBINS];    /* blocks in each bin (ULTs only) */
-  void *bin[SKN_HEAP_NBINS][SKN_HEAP_BIN_CAP];
+  void *slot[SKN_HEAP_SLOTS];      /* bin c: slot[off[c] .. off[c] + nbin[c]) */
   struct skn_heap_stats_snap {
     uint64_t nmalloc, nfree;
     size_t in_use, peak, arena_allocated, arena_resident, arena_metadata, overhead;

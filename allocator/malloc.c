@@ -60,22 +60,24 @@ static inline void count_free(skn_heap *h, bool ult, size_t sz) {
 
 /* ------------------------------------------------------------------ bins (ULTs only) */
 
+static inline void **bin_of(skn_heap *h, int c) { return &h->slot[skn_heap_cls.off[c]]; }
+
 static __attribute__((noinline)) void *bin_refill(skn_heap *h, int c) {
   size_t size = skn_heap_cls.size[c];
   int half = (int)skn_heap_cls.cap[c] / 2;
   for (int i = 0; i < half; i++) {
     void *p = skn_je_mallocx(size, h->flags);
     if (!p) break;
-    h->bin[c][h->nbin[c]++] = p;
+    bin_of(h, c)[h->nbin[c]++] = p;
   }
-  return h->nbin[c] ? h->bin[c][--h->nbin[c]] : NULL;
+  return h->nbin[c] ? bin_of(h, c)[--h->nbin[c]] : NULL;
 }
 
 static __attribute__((noinline)) void bin_flush(skn_heap *h, int c, int keep) {
   size_t size = skn_heap_cls.size[c];
   int drop = h->nbin[c] - keep;
-  for (int i = 0; i < drop; i++) skn_je_sdallocx(h->bin[c][i], size, h->tflags);
-  memmove(&h->bin[c][0], &h->bin[c][drop], (size_t)keep * sizeof(void *));
+  for (int i = 0; i < drop; i++) skn_je_sdallocx(bin_of(h, c)[i], size, h->tflags);
+  memmove(&bin_of(h, c)[0], &bin_of(h, c)[drop], (size_t)keep * sizeof(void *));
   h->nbin[c] = (uint8_t)keep;
 }
 
@@ -87,7 +89,7 @@ void skn_heap_flush_bins(skn_heap *h) {
 /* A small block for a ULT of the rank. */
 static inline void *bin_alloc(skn_heap *h, size_t n) {
   int c = skn_heap_cls.of[(n + 7) >> 3];
-  void *p = SKN_LIKELY(h->nbin[c]) ? h->bin[c][--h->nbin[c]] : bin_refill(h, c);
+  void *p = SKN_LIKELY(h->nbin[c]) ? bin_of(h, c)[--h->nbin[c]] : bin_refill(h, c);
   if (SKN_UNLIKELY(!p)) {
     errno = ENOMEM;
     return NULL;
@@ -133,7 +135,7 @@ SKN_EXPORT void *malloc(size_t n) {
         if (SKN_LIKELY(k != 0)) {
           h->nbin[c] = (uint8_t)(k - 1);
           count_alloc(h, true, skn_heap_cls.size[c]);
-          return h->bin[c][k - 1];
+          return bin_of(h, c)[k - 1];
         }
       }
       return malloc_slow(h, u->kind == SKN_UNIT_ULT, n);
@@ -154,7 +156,7 @@ SKN_EXPORT void free(void *p) {
     if (SKN_LIKELY(ult && sz <= SKN_HEAP_BIN_MAX)) {
       int c = skn_heap_cls.of[sz >> 3]; /* sz is a size class: a multiple of 8 */
       if (SKN_UNLIKELY(h->nbin[c] == skn_heap_cls.cap[c])) bin_flush(h, c, (int)skn_heap_cls.cap[c] / 2);
-      h->bin[c][h->nbin[c]++] = p;
+      bin_of(h, c)[h->nbin[c]++] = p;
       return;
     }
     if (ult) skn_je_sdallocx(p, sz, h->tflags);

@@ -21,7 +21,6 @@
 #include "../sched/topo.h"
 #include "../../allocator/heap.h"
 #include "../../privatizer/runtime/priv.h"
-#include "../../allocator/heap.h"
 #include "boot.h"
 #include "libc_state.h"
 
