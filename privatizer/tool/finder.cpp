@@ -5,6 +5,8 @@
 #include "finder.h"
 
 #include "clang/AST/Attr.h"
+#include "clang/AST/DeclOpenMP.h"
+#include "clang/AST/OpenMPClause.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
@@ -112,6 +114,20 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     return ok;
   }
 
+  // OpenMP: a clause needs a variable's name, which a rewritten use no longer is; the
+  // threadprivate directive only names its variables (they are handled as thread_local).
+  bool VisitOMPExecutableDirective(OMPExecutableDirective *d) {
+    for (OMPClause *c : d->clauses())
+      for (Stmt *child : c->children()) markClauseRefs(child);
+    return true;
+  }
+  void markClauseRefs(Stmt *st) {
+    if (!st) return;
+    if (auto *e = dyn_cast<DeclRefExpr>(st)) ompClauseRefs.insert(e);
+    for (Stmt *child : st->children()) markClauseRefs(child);
+  }
+  bool TraverseOMPThreadPrivateDecl(OMPThreadPrivateDecl *) { return true; }
+
   bool VisitGCCAsmStmt(GCCAsmStmt *a) {
     std::string text = a->getAsmString()->getString().str();
     asms.push_back({a, text});
@@ -143,6 +159,11 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
         // The user asked for one shared copy: it keeps the process copy's address.
       }
     }
+    for (auto &[e, v] : ompUses)
+      if (res.isPrivatized(v))
+        err(e->getBeginLoc(), "privatized global '" + v->getNameAsString() +
+                                  "' in an OpenMP clause: use a local variable (copy the global in and out), "
+                                  "or mark the global shared");
     for (auto &[a, text] : asms)
       for (const GlobalRec &g : res.globals)
         if ((g.action == Action::PrivData || g.action == Action::PrivBss || g.action == Action::PrivCtor ||
@@ -172,6 +193,8 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   const Options &opt;
   TUResult &res;
   const VarDecl *inStaticInit = nullptr;
+  std::set<const Expr *> ompClauseRefs;
+  std::vector<std::pair<const Expr *, const VarDecl *>> ompUses;
   std::vector<std::pair<const VarDecl *, const VarDecl *>> initUses;
   std::vector<std::pair<GCCAsmStmt *, std::string>> asms;
   std::set<std::pair<unsigned, const VarDecl *>> seenUse;
@@ -222,6 +245,10 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
       res.initRefs.push_back({e, n});
       return;
     }
+    if (ompClauseRefs.count(e)) {
+      ompUses.push_back({e, n});
+      return;
+    }
     // Instantiations repeat the pattern's uses: keep one per written location.
     unsigned key = e->getBeginLoc().getRawEncoding();
     if (!seenUse.insert({key, n}).second) return;
@@ -240,7 +267,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     if (v->isStaticDataMember()) k = "static data member";
     else if (v->isStaticLocal()) k = "static local";
     else k = "file-scope";
-    if (v->getTLSKind() != VarDecl::TLS_None) k += ", thread_local";
+    if (v->getTLSKind() != VarDecl::TLS_None || v->hasAttr<OMPThreadPrivateDeclAttr>()) k += ", thread_local";
     if (isTemplated(v)) k += ", template";
     if (v->isInline()) k += ", inline";
     return k;
@@ -299,7 +326,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
       if (const CXXRecordDecl *rd = ctx.getBaseElementType(t)->getAsCXXRecordDecl())
         if (rd->hasDefinition() && !rd->hasTrivialDestructor()) tlsDynamic = true;
     }
-    if (v->getTLSKind() != VarDecl::TLS_None) {
+    if (v->getTLSKind() != VarDecl::TLS_None || v->hasAttr<OMPThreadPrivateDeclAttr>()) {
       if (tlsDynamic) {
         fail(g, where, "thread_local '" + g.name + "' with dynamic initialization or destruction: not supported");
         return;

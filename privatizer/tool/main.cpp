@@ -209,6 +209,9 @@ int main(int argc, const char **argv) {
     if (llvm::sys::fs::exists(inc + "/mpi.h"))
       tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(("-idirafter" + inc).str().c_str(), ArgumentInsertPosition::END));
   }
+  // gcc's own headers (omp.h, found through the wrapper's -idirafter) use gcc 11's
+  // __malloc__(deallocator), which Clang 16 rejects: keep the plain attribute
+  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-D__malloc__(...)=__malloc__", ArgumentInsertPosition::END));
   // gcc-only warning options in real build flags must not stop the parse
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unknown-warning-option", ArgumentInsertPosition::END));
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unused-command-line-argument", ArgumentInsertPosition::END));
