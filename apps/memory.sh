@@ -3,7 +3,7 @@
 # Open MPI: PSS summed over every process of the job (launcher, proxies and ranks),
 # sampled while the program holds still at a barrier with its buffers allocated
 # (apps/bench/memfoot.c). Prints one table of MiB and ratios, and for Skein the
-# increment per rank and a breakdown (stacks, rank arenas, pool, runtime, libraries).
+# increment per rank and a breakdown (stacks, heap, program, other anonymous, files).
 #
 # usage: apps/memory.sh [SKEIN_PREFIX] [options]
 #   --skein-prefix DIR  Skein install (or build) prefix, or env SKEIN_PREFIX; uses
