@@ -52,6 +52,9 @@ void *skein_priv_addr(void *addr, unsigned long size);
  * kernel thread, and so its TLS, is shared with other ranks); threads a rank creates
  * have TLS of their own and get addr back. */
 void *skein_priv_tls(void *addr, unsigned long size);
+/* The calling rank's object for the C++ static local whose key is `key`, zeroed and
+ * aligned; *fresh is 1 for the caller that must construct it (once per rank). */
+void *skein_priv_local(void *key, unsigned long size, unsigned long align, int *fresh);
 /* Runs fn(arg) when the calling rank ends, in reverse order of registration (C++
  * destructors of per-rank objects). Outside ranks: at process exit. */
 void skein_priv_atexit(void (*fn)(void *), void *arg);

@@ -207,6 +207,22 @@ static size_t obj_slot(priv_obj *t, size_t cap, void *addr) {
   return i;
 }
 
+/* Under pr->lock. */
+static void insert_obj(skn_rank *r, skn_priv_rank *pr, void *addr, void *copy) {
+  if (2 * (pr->nobjs + 1) > pr->cap_objs) {
+    size_t cap = pr->cap_objs ? 2 * pr->cap_objs : 64;
+    priv_obj *t = calloc(cap, sizeof *t);
+    if (!t) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
+    for (size_t i = 0; i < pr->cap_objs; i++)
+      if (pr->objs[i].addr) t[obj_slot(t, cap, pr->objs[i].addr)] = pr->objs[i];
+    free(pr->objs);
+    pr->objs = t;
+    pr->cap_objs = cap;
+  }
+  pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)] = (priv_obj){addr, copy};
+  pr->nobjs++;
+}
+
 static void *lookup(skn_rank *r, void *addr, unsigned long size) {
   skn_priv_rank *pr = r->priv;
   if (!pr) {
@@ -219,22 +235,71 @@ static void *lookup(skn_rank *r, void *addr, unsigned long size) {
     skn_spin_unlock(&pr->lock);
     return c;
   }
-  if (2 * (pr->nobjs + 1) > pr->cap_objs) {
-    size_t cap = pr->cap_objs ? 2 * pr->cap_objs : 64;
-    priv_obj *t = calloc(cap, sizeof *t);
-    if (!t) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
-    for (size_t i = 0; i < pr->cap_objs; i++)
-      if (pr->objs[i].addr) t[obj_slot(t, cap, pr->objs[i].addr)] = pr->objs[i];
-    free(pr->objs);
-    pr->objs = t;
-    pr->cap_objs = cap;
-  }
   void *c = malloc(size ? size : 1);
   if (!c) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
   memcpy(c, addr, size);
-  pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)] = (priv_obj){addr, c};
-  pr->nobjs++;
+  insert_obj(r, pr, addr, c);
   skn_spin_unlock(&pr->lock);
+  return c;
+}
+
+/* Objects of C++ static locals with constructors, keyed by a per-static char: made
+ * zeroed and aligned; *fresh tells the one caller that must construct it. Outside ranks,
+ * one per process. */
+static struct {
+  pthread_mutex_t lock;
+  priv_obj *objs;
+  size_t n, cap;
+} PL = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *local_new(unsigned long size, unsigned long align) {
+  void *p = NULL;
+  if (align < sizeof(void *)) align = sizeof(void *);
+  if (posix_memalign(&p, align, size ? size : 1) != 0) skn_fatal("privatizer: out of memory for a static local");
+  memset(p, 0, size);
+  return p;
+}
+
+SKN_EXPORT void *skein_priv_local(void *key, unsigned long size, unsigned long align, int *fresh) {
+  skn_rank *r = skn_rank_self();
+  *fresh = 0;
+  if (!r || r->state == SKN_RANK_EXITED) {
+    pthread_mutex_lock(&PL.lock);
+    for (size_t i = 0; i < PL.n; i++)
+      if (PL.objs[i].addr == key) {
+        void *c = PL.objs[i].copy;
+        pthread_mutex_unlock(&PL.lock);
+        return c;
+      }
+    if (PL.n == PL.cap) {
+      size_t cap = PL.cap ? 2 * PL.cap : 16;
+      priv_obj *t = realloc(PL.objs, cap * sizeof *t);
+      if (!t) skn_fatal("privatizer: out of memory for a static local");
+      PL.objs = t;
+      PL.cap = cap;
+    }
+    void *c = local_new(size, align);
+    PL.objs[PL.n++] = (priv_obj){key, c};
+    pthread_mutex_unlock(&PL.lock);
+    *fresh = 1;
+    return c;
+  }
+  skn_priv_rank *pr = r->priv;
+  if (!pr) {
+    delta_slow_alloc(r);
+    pr = r->priv;
+  }
+  skn_spin_lock(&pr->lock);
+  size_t cap = pr->cap_objs;
+  if (cap && pr->objs[obj_slot(pr->objs, cap, key)].addr) {
+    void *c = pr->objs[obj_slot(pr->objs, cap, key)].copy;
+    skn_spin_unlock(&pr->lock);
+    return c;
+  }
+  void *c = local_new(size, align);
+  insert_obj(r, pr, key, c);
+  skn_spin_unlock(&pr->lock);
+  *fresh = 1;
   return c;
 }
 

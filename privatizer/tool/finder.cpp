@@ -5,6 +5,7 @@
 #include "finder.h"
 
 #include "clang/AST/Attr.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/DeclOpenMP.h"
 #include "clang/AST/OpenMPClause.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -348,7 +349,18 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     }
     if (dynamicInit || nontrivialDtor) {
       if (d->isStaticLocal()) {
-        fail(g, where, "static local '" + g.name + "' with a constructor or dynamic initializer: move it to file scope");
+        // Replaced by a reference to a per-rank object built when the rank first passes
+        // the declaration (rewrite.cpp), as the compiler builds the static.
+        const DeclStmt *ds = nullptr;
+        for (const DynTypedNode &n : ctx.getParents(*d))
+          if ((ds = n.get<DeclStmt>())) break;
+        if (!ds || !ds->isSingleDecl() || t->getContainedDeducedType() || t->isArrayType() ||
+            d->getTypeSourceInfo() == nullptr) {
+          fail(g, where, "static local '" + g.name + "' with a constructor: declare it alone, with its type spelled out (not auto, not an array)");
+          return;
+        }
+        g.action = Action::PrivCtor;
+        g.localObject = true;
         return;
       }
       if (g.slowPath || t->isArrayType()) {

@@ -48,6 +48,7 @@ struct GlobalRec {
   std::string why;             // reason for Error / Keep*
   bool needsHook = false;      // initializer uses privatized globals: re-run per rank
   bool slowPath = false;       // template instantiations: per-rank copy found by address
+  bool localObject = false;    // C++ static local with a constructor: per-rank object made on first use
 };
 
 struct UseRec {

@@ -16,7 +16,8 @@ static const char *actionText(const GlobalRec &g) {
     case Action::PrivData: return g.slowPath ? "privatized: per-rank copy made on first use (inline or template: found by address)"
                                              : "privatized: per-rank copy of its initial value";
     case Action::PrivBss: return "privatized: per-rank, zero-initialized, memory only when touched";
-    case Action::PrivCtor: return "privatized: constructed per rank at rank start, destroyed at rank end";
+    case Action::PrivCtor: return g.localObject ? "privatized: constructed per rank when the rank first passes it, destroyed at rank end"
+                                                : "privatized: constructed per rank at rank start, destroyed at rank end";
     case Action::PrivTls: return "privatized: per rank and per thread";
     case Action::KeepConst: return "left shared";
     case Action::KeepShared: return "left shared";

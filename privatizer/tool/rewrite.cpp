@@ -43,7 +43,16 @@ static const char *kPreludeCxx =
     "extern \"C\" void skein_priv_atexit(void (*)(void *), void *);\n"
     "#define SKN_PRIV(...) (*(__typeof__(__VA_ARGS__) *)((char *)__builtin_addressof(__VA_ARGS__) + __skn_priv_delta()))\n"
     "#define SKN_PRIV_ADDR(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_addr((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
-    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n#endif\n";
+    "#define SKN_PRIV_TLS(...) (*(__typeof__(__VA_ARGS__) *)__skn_priv_tls((void *)__builtin_addressof(__VA_ARGS__), sizeof(__VA_ARGS__)))\n"
+    "extern \"C\" void *skein_priv_local(void *, unsigned long, unsigned long, int *);\n"
+    "template <class T> static void __skn_priv_destroy(void *p) { static_cast<T *>(p)->~T(); }\n"
+    "template <class T, class F> static inline T &__skn_priv_local(char *key, F &&make) {\n"
+    "  int fresh = 0;\n"
+    "  void *p = skein_priv_local(key, sizeof(T), alignof(T), &fresh);\n"
+    "  if (fresh) { make(p); skein_priv_atexit(__skn_priv_destroy<T>, p); }\n"
+    "  return *static_cast<T *>(p);\n"
+    "}\n"
+    "#endif\n";
 
 // gcc takes the whole string as the section's name (so comdat and plain variables do not
 // conflict) but the assembler stops at '#': every variant lands in the same section.
@@ -133,6 +142,7 @@ struct Rw {
       error(d->getLocation(), "initializer of '" + d->getNameAsString() + "' comes from a macro: not supported");
       return false;
     }
+    FileID fid = sm.getFileID(r.getBegin());
     unsigned b = sm.getFileOffset(r.getBegin());
     unsigned e = sm.getFileOffset(Lexer::getLocForEndOfToken(r.getEnd(), 0, sm, lo));
     std::vector<std::pair<unsigned, unsigned>> cuts;  // [start, end) file offsets
@@ -148,7 +158,7 @@ struct Rw {
         }
         continue;
       }
-      if (sm.getFileID(ur.getBegin()) != sm.getMainFileID()) continue;
+      if (sm.getFileID(ur.getBegin()) != fid) continue;
       unsigned ub = sm.getFileOffset(ur.getBegin());
       unsigned ue = sm.getFileOffset(Lexer::getLocForEndOfToken(ur.getEnd(), 0, sm, lo));
       if (ub < b || ue > e) continue;
@@ -158,7 +168,7 @@ struct Rw {
     std::vector<size_t> order(cuts.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return cuts[x].first < cuts[y].first; });
-    StringRef buf = sm.getBufferData(sm.getMainFileID());
+    StringRef buf = sm.getBufferData(fid);
     unsigned pos = b;
     out.clear();
     for (size_t i : order) {
@@ -230,11 +240,44 @@ struct Rw {
     hookCalls.push_back(cxx ? prefix + name : name);
   }
 
+  // static T x(args);  ->  static char __skn_key_x; T &x = __skn_priv_local<T>(&__skn_key_x, <construct>);
+  // Each rank builds its object when it first passes the declaration; uses keep the name.
+  void localObject(const VarDecl *d) {
+    SourceLocation b = d->getBeginLoc(), end = afterDecl(d);
+    if (b.isMacroID() || end.isInvalid() || !editable(b)) {
+      error(d->getLocation(), "cannot rewrite the declaration of static local '" + d->getNameAsString() + "'");
+      return;
+    }
+    std::string type = text(d->getTypeSourceInfo()->getTypeLoc().getSourceRange());
+    // drop the storage class and qualifiers written before the type
+    std::string v = d->getNameAsString(), args;
+    const Expr *init = d->getInit();
+    const auto *ce = init ? dyn_cast<CXXConstructExpr>(init->IgnoreImplicit()) : nullptr;
+    if (ce && ce->getParenOrBraceRange().isValid()) {
+      if (!rangeText(d, ce->getParenOrBraceRange(), args)) return;
+    } else if (init && !(ce && ce->getNumArgs() == 0)) {
+      std::string it;
+      if (!initText(d, it)) return;
+      args = isa<InitListExpr>(init->IgnoreImplicit()) ? it : "(" + it + ")";
+    }
+    std::string key = "__skn_key_" + v;
+    std::string repl = "static char " + key + "; " + type + " &" + v + " = __skn_priv_local<" + type + " >(&" + key +
+                       ", [&](void *__skn_p) { ::new (__skn_p) " + type + args + "; });";
+    SourceLocation cb = canon(b);
+    if (!done.insert({cb.getRawEncoding(), "local"}).second) return;
+    rw.ReplaceText(CharSourceRange::getCharRange(cb, canon(end)), repl);
+  }
+
   void definitions() {
     for (const GlobalRec &g : res.globals) {
       const VarDecl *d = g.def;
       bool priv = g.action == Action::PrivData || g.action == Action::PrivBss || g.action == Action::PrivCtor;
-      if (!priv || !d || !sm.isWrittenInMainFile(d->getLocation())) continue;
+      if (!priv || !d) continue;
+      if (g.localObject) {
+        localObject(d);
+        continue;
+      }
+      if (!sm.isWrittenInMainFile(d->getLocation())) continue;
       if (!g.slowPath) {
         // after the declarator: the name, or the end of its type (arrays, function pointers)
         SourceLocation end = d->getLocation();
@@ -281,6 +324,7 @@ struct Rw {
     for (const UseRec &u : res.uses) {
       if (!res.isPrivatized(u.var)) continue;
       const GlobalRec &g = rec(u.var);
+      if (g.localObject) continue;  // the name now is a reference to the rank's object
       std::string w = wrapper(g);
       SourceRange r = u.expr->getSourceRange();
       SourceLocation b = r.getBegin(), e = r.getEnd();

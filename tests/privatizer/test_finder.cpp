@@ -110,10 +110,14 @@ TEST(Finder, CxxKinds) {
   EXPECT_EQ(n, 1);
 }
 
-TEST(Finder, CxxStaticLocalWithConstructorIsAnError) {
-  Parsed p = parse("#include <string>\nstd::string &f() { static std::string s(\"x\"); return s; }", true);
-  ASSERT_FALSE(p.res.errors.empty());
-  EXPECT_EQ(p.get("s")->action, skn::Action::Error);
+TEST(Finder, CxxStaticLocalWithConstructor) {
+  Parsed p = parse("#include <string>\nstd::string &f() { static std::string s(\"x\"); return s; }\n"
+                   "std::string &g() { static std::string a, b; return a; }\n"
+                   "std::string &h() { static auto c = std::string(); return c; }", true);
+  EXPECT_EQ(p.get("s")->action, skn::Action::PrivCtor);
+  EXPECT_TRUE(p.get("s")->localObject);
+  EXPECT_EQ(p.get("a")->action, skn::Action::Error);  // two declarators
+  EXPECT_EQ(p.get("c")->action, skn::Action::Error);  // auto
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ int *first = &Stats::count;    // address of another privatized global
 thread_local int per_thread = 1;   // per rank and per thread
 constexpr int kMax = 8;            // constexpr: left alone
 
+std::vector<int> &cache(int n) {
+  static std::vector<int> values(n, 1);  // static local with a constructor: per rank, on first use
+  return values;
+}
+
 int touch(int n) {
   static int calls;
   Stats::count += n;

@@ -4,6 +4,6 @@
 thread_local std::string tls_name;  // expected-error {{thread_local 'tls_name' with dynamic initialization}}
 
 std::string &name_ref() {
-  static std::string cached("x");  // expected-error {{move it to file scope}}
+  static std::string cached("x"), other("y");  // expected-error {{declare it alone}}
   return cached;
 }

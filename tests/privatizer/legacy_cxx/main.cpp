@@ -54,6 +54,21 @@ static int bump() {
   return ++calls;
 }
 
+// Meyers singleton: a static local with a constructor, built once per rank
+struct Registry2 {
+  std::vector<int> items;
+  int owner;
+  explicit Registry2(int o) : owner(o) {}
+};
+static Registry2 &registry(int rank) {
+  static Registry2 instance(rank);
+  return instance;
+}
+static std::string &last_message() {
+  static std::string msg = "none";
+  return msg;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -73,6 +88,8 @@ int main(int argc, char **argv) {
     tls_counter += rank;
     anon_state += 2;
     bump();
+    registry(rank).items.push_back(s);
+    last_message() = "step " + std::to_string(s) + " of rank " + std::to_string(rank);
     out << "rank " << rank << " step " << s << "\n";
     MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -96,6 +113,8 @@ int main(int argc, char **argv) {
   CHECK(tls_in_thread == 5);
   CHECK(anon_state == 8);
   CHECK(bump() == 5);
+  CHECK(registry(-1).owner == rank && registry(-1).items.size() == 4);
+  CHECK(last_message() == "step 3 of rank " + std::to_string(rank));
   CHECK(app::name == "rank" + std::to_string(rank) && app::other_rank() == rank);
   CHECK(greeting == "hello" + std::to_string(rank));
   CHECK(first_id == &first.id && *first_id == 1);
