@@ -86,8 +86,8 @@ static inline void libc_cmp_between(void *ctx)
 }
 
 /* The direct table, with the members of the families named in `which` (a comma list of
- * rand, drand48, strtok, time, strerror, strsignal, inet_ntoa, getopt, or "all"; '+'
- * separates too) taken
+ * rand, drand48, strtok, time, strerror, strsignal, inet_ntoa, tmpnam, getopt, or "all";
+ * '+' separates too) taken
  * from libc.so.6 itself: libc's own process-wide state, bypassing Skein. */
 static inline libc_fns libc_fns_shared(const char *which)
 {
@@ -121,6 +121,7 @@ static inline libc_fns libc_fns_shared(const char *which)
     if (LIBC_FAMILY("strerror")) LIBC_SYM(strerror);
     if (LIBC_FAMILY("strsignal")) LIBC_SYM(strsignal);
     if (LIBC_FAMILY("inet_ntoa")) LIBC_SYM(inet_ntoa);
+    if (LIBC_FAMILY("tmpnam")) LIBC_SYM(tmpnam);
     if (LIBC_FAMILY("getopt")) {
         LIBC_SYM(getopt); LIBC_SYM(getopt_long); LIBC_SYM(getopt_long_only);
     }

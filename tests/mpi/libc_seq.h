@@ -13,6 +13,7 @@
 #define SKEIN_TESTS_LIBC_SEQ_H
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -50,6 +51,9 @@ typedef struct libc_fns {
     char *(*strerror)(int);
     char *(*strsignal)(int);
     char *(*inet_ntoa)(struct in_addr);
+    char *(*tmpnam)(char *);
+    char *(*ttyname)(int);
+    char *(*getlogin)(void);
     int (*getopt)(int, char *const *, const char *);
     int (*getopt_long)(int, char *const *, const char *, const struct option *, int *);
     int (*getopt_long_only)(int, char *const *, const char *, const struct option *, int *);
@@ -60,8 +64,10 @@ static inline libc_fns libc_fns_direct(void)
 {
     libc_fns f = {rand, srand, random, srandom, initstate, setstate, drand48, erand48, lrand48,
                   nrand48, mrand48, jrand48, srand48, seed48, lcong48, strtok, localtime, gmtime,
-                  ctime, asctime, strerror, strsignal, inet_ntoa, getopt, getopt_long,
-                  getopt_long_only};
+                  ctime, asctime, strerror, strsignal, inet_ntoa, NULL, ttyname, getlogin,
+                  getopt, getopt_long, getopt_long_only};
+    /* looked up, as the program's first definition, so the linker does not warn about it */
+    *(void **)&f.tmpnam = dlsym(RTLD_DEFAULT, "tmpnam");
     return f;
 }
 
@@ -222,6 +228,22 @@ static inline void libc_seq_run(const libc_fns *f, unsigned seed, const libc_sin
         k->between(c);
         k->emit(c, "inet_ntoa", libc_seq_hash(s));
     }
+
+    /* static buffers glibc shares between threads: the name must be unchanged after
+     * other ranks' calls (tmpnam's names are random: compare with a copy) */
+    for (int i = 0; i < 4; i++) {
+        char copy[L_tmpnam + 1];
+        s = f->tmpnam ? f->tmpnam(NULL) : NULL;
+        snprintf(copy, sizeof copy, "%s", s ? s : "");
+        k->between(c);
+        k->emit(c, "tmpnam_kept", s && strcmp(s, copy) == 0);
+    }
+    s = f->ttyname(0); /* the same terminal, or none, for the reference and the ranks */
+    k->between(c);
+    k->emit(c, "ttyname", libc_seq_hash(s));
+    s = f->getlogin();
+    k->between(c);
+    k->emit(c, "getlogin", libc_seq_hash(s));
 }
 
 /* getopt: three parses of one argv, as a legacy code might do them. Lines tagged

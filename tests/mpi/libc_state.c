@@ -6,14 +6,14 @@
  *
  * Every rank runs libc_seq_run (libc_seq.h): srand(42) and 1000 rand(), random(),
  * initstate/setstate, the drand48 family, strtok over a rank-specific string, localtime/
- * gmtime/ctime/asctime, strerror/strsignal of unknown codes and inet_ntoa, yielding to
- * other ranks between calls (and between a call and the use of its static result) and
- * meeting in a barrier every 16 yields. Each result is compared with what one plain
+ * gmtime/ctime/asctime, strerror/strsignal of unknown codes, inet_ntoa, tmpnam(NULL),
+ * ttyname and getlogin, yielding to other ranks between calls (and between a call and the
+ * use of its static result) and meeting in a barrier every 16 yields. Each result is compared with what one plain
  * process gives (libc_ref, built with cc). Ranks use seeds 42, 43, 44 by rank modulo 3
  * for everything but rand().
  *
  * With shared=FAMILIES (rand, drand48, strtok, time, strerror, strsignal, inet_ntoa,
- * comma-separated, or all), those functions are libc's own definitions (looked up in
+ * tmpnam, '+'-separated, or all), those functions are libc's own definitions (looked up in
  * libc.so.6, bypassing Skein): their state is process-wide, so with two ranks or more on
  * one worker the results must differ from one process (expected: exit 1 and "MISMATCH"
  * lines). This shows that the comparison catches each family.
