@@ -44,7 +44,7 @@ typedef struct skn_heap {
   _Atomic(int64_t) net, tnet;
   _Atomic(int64_t) peak;           /* high-water mark of net + tnet */
   _Atomic(uint64_t) nmalloc, nfree, tnmalloc, tnfree;
-  bool ended;                      /* end_stats valid */
+  bool ended;                      /* `end` holds the statistics taken when the rank ended */
   uint8_t nbin[SKN_HEAP_NBINS];    /* blocks in each bin (ULTs only) */
   void *slot[SKN_HEAP_SLOTS];      /* bin c: slot[off[c] .. off[c] + nbin[c]) */
   struct skn_heap_stats_snap {

@@ -225,7 +225,7 @@ SKN_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
 }
 
 SKN_EXPORT void *aligned_alloc(size_t align, size_t n) {
-  if (!is_pow2(align)) { /* as glibc: any power of two, else EINVAL */
+  if (!is_pow2(align)) { /* C11 lets it refuse; like jemalloc and glibc >= 2.38: powers of two only */
     errno = EINVAL;
     return NULL;
   }
