@@ -305,7 +305,14 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     bool internalInHeader = d && (d->isStaticLocal() || !d->isExternallyVisible()) &&
                             !sm.isWrittenInMainFile(sm.getSpellingLoc(where));
     g.slowPath = (cxx && (v->isInline() || isTemplated(v))) || internalInHeader;
-    if (d && !g.slowPath && !sm.isWrittenInMainFile(sm.getSpellingLoc(where)) && !d->isStaticLocal()) {
+    // `int x;` in C: a tentative definition, often in a header included by several files
+    // (legacy codes built with -fcommon). It becomes a weak definition in the section, so
+    // the copies merge like common symbols.
+    g.weak = !cxx && d && d->isThisDeclarationADefinition() == VarDecl::TentativeDefinition &&
+             d->isExternallyVisible() && !d->getInit() &&
+             (opt.fcommon || !sm.isWrittenInMainFile(sm.getSpellingLoc(where)));
+    if (d && !g.slowPath && !(g.weak && opt.headers) && !sm.isWrittenInMainFile(sm.getSpellingLoc(where)) &&
+        !d->isStaticLocal()) {
       fail(g, where, "definition of mutable global '" + g.name +
                          "' in a header: move the definition into a source file (keep an extern declaration in the "
                          "header), or mark it shared");

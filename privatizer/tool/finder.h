@@ -25,6 +25,7 @@ struct IncludeRec {
 struct Options {
   std::set<std::string> shared;  // names given with --shared (and #pragma skein shared)
   bool headers = false;           // rewrite project headers too (--header-dir)
+  bool fcommon = false;           // -fcommon: C tentative definitions merge across files
   std::vector<IncludeRec> includes;
   std::vector<std::pair<clang::FileID, bool>> entered;  // files entered, and whether system
 };
@@ -48,6 +49,7 @@ struct GlobalRec {
   std::string why;             // reason for Error / Keep*
   bool needsHook = false;      // initializer uses privatized globals: re-run per rank
   bool slowPath = false;       // template instantiations: per-rank copy found by address
+  bool weak = false;           // C tentative definition (`int x;`): weak, so that copies in several files merge as -fcommon would
   bool localObject = false;    // C++ static local with a constructor: per-rank object made on first use
 };
 

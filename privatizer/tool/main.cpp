@@ -160,6 +160,7 @@ class Action : public ASTFrontendAction {
   bool BeginSourceFileAction(CompilerInstance &ci) override {
     opt.shared.insert(Shared.begin(), Shared.end());
     opt.headers = !HeaderDir.empty();
+    opt.fcommon = !ci.getCodeGenOpts().NoCommon;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
     return true;

@@ -277,7 +277,7 @@ struct Rw {
         localObject(d);
         continue;
       }
-      if (!sm.isWrittenInMainFile(d->getLocation())) continue;
+      if (!editable(d->getLocation())) continue;
       if (!g.slowPath) {
         // after the declarator: the name, or the end of its type (arrays, function pointers)
         SourceLocation end = d->getLocation();
@@ -286,7 +286,10 @@ struct Rw {
           if (te.isValid() && !te.isMacroID() && sm.isBeforeInTranslationUnit(end, te)) end = te;
         }
         bool comdat = d->isInline();
-        rw.InsertTextAfterToken(end, sectionAttr(g.action == Action::PrivBss, comdat));
+        std::string attr = sectionAttr(g.action == Action::PrivBss, comdat);
+        if (g.weak) attr.replace(attr.find("((") + 2, 0, "weak, ");
+        SourceLocation ce = canon(end);
+        if (done.insert({ce.getRawEncoding(), "section"}).second) rw.InsertTextAfterToken(ce, attr);
       }
       std::string v = d->getNameAsString();
       if (g.action == Action::PrivCtor) {

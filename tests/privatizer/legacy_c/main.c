@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
     solver_step(s);
     *cursor += r + 1;
     *table[0] += 10;
+    common_steps++;
     huge[(size_t)r * 4096] = r + 1;
     solver_calls();
     tcount += r;
@@ -59,6 +60,7 @@ int main(int argc, char **argv) {
   CHECK(seen[0] == 3 && seen[1] == r, "thread saw tcount=%d rank=%d", seen[0], seen[1]);
   CHECK(ticks == 5 + 50, "ticks=%d", ticks);
   CHECK(solver_iters == 5, "iters=%d", solver_iters);
+  CHECK(common_steps == 5 + 5, "common_steps=%d", common_steps);
   CHECK(solver_calls() == 6, "static local");
   CHECK(local_store[2] == 5 * (r + 1), "local_store[2]=%d", local_store[2]);
   CHECK(cursor == &local_store[2], "cursor points at this rank's copy");

@@ -14,6 +14,7 @@ extern int solver_iters;           /* solver.c */
 extern union bits last_bits;       /* solver.c */
 extern int *cursor;                /* main.c: points into grid-like storage */
 extern SKEIN_SHARED int shared_hits; /* main.c: one copy for all ranks */
+int common_steps;                  /* defined here, in every file (a -fcommon legacy habit) */
 
 #define NSTEPS (params.nsteps)
 #define TICK() (ticks++)
