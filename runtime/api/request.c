@@ -544,7 +544,7 @@ SKN_WEAK_ALIAS(Mprobe);
 static skn_req *message_lookup(skn_rank *me, MPI_Message h) {
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_MESSAGE || idx == 0 || idx > (unsigned)me->req_count) return NULL;
-  skn_req *m = me->req_chunks[idx / SKN_REQ_CHUNK][idx % SKN_REQ_CHUNK];
+  skn_req *m = ((skn_req **)skn_chunk_at(&me->req_chunks, idx / SKN_REQ_CHUNK))[idx % SKN_REQ_CHUNK];
   return (m && m->handle_live && m->kind == SKN_REQ_MESSAGE) ? m : NULL;
 }
 

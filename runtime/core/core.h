@@ -371,9 +371,22 @@ typedef struct skn_bsend_seg {
 } skn_bsend_seg;
 
 #define SKN_COMM_CHUNK 64
-#define SKN_COMM_CHUNKS 4096
+#define SKN_COMM_CHUNKS 4096 /* at most, as the top level grows */
 #define SKN_REQ_CHUNK 1024
 #define SKN_REQ_CHUNKS 4096
+
+/* The top level of a two-level handle table: an array of chunk pointers that grows by
+ * doubling, so a rank pays for the handles it uses. Chunks never move; a grown-out top
+ * array is kept (another thread of the rank may still be reading it, without a lock), and
+ * the kept ones add up to less than the current one. */
+typedef struct skn_chunk_dir {
+  void **chunks;
+  int n;
+} skn_chunk_dir;
+static inline void *skn_chunk_at(const skn_chunk_dir *d, unsigned chunk) {
+  void **chunks = __atomic_load_n(&d->chunks, __ATOMIC_ACQUIRE);
+  return chunks[chunk];
+}
 
 typedef struct skn_rank {
   skn_mq mq;
@@ -390,9 +403,9 @@ typedef struct skn_rank {
   skn_req *req_free;
   _Atomic(skn_req *) req_remote_free;
   int req_count;
-  skn_req **req_chunks[SKN_REQ_CHUNKS];
+  skn_chunk_dir req_chunks; /* of skn_req *[SKN_REQ_CHUNK] */
   /* communicators (two-level table: views never move) and error handlers, by handle */
-  skn_comm_view *comm_chunks[SKN_COMM_CHUNKS];
+  skn_chunk_dir comm_chunks; /* of skn_comm_view[SKN_COMM_CHUNK] */
   int ncomms; /* slots in use or freed, high-water mark */
   skn_errhandler *errhs;
   int nerrhs;
@@ -457,7 +470,7 @@ SKN_INTERNAL int skn_job_init(int size);
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
-  return &me->comm_chunks[idx / SKN_COMM_CHUNK][idx % SKN_COMM_CHUNK];
+  return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];
 }
 /* Adds a view of c (as member `rank`) to me's table; returns its index, or -1. */
 SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name);

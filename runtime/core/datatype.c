@@ -1003,7 +1003,7 @@ skn_dtype *skn_dt_table_get(skn_rank *me, int slot) {
 bool skn_dt_in_use(skn_rank *me, const skn_dtype *t) {
   if (!me) return false;
   for (int idx = 1; idx <= me->req_count; idx++) {
-    skn_req **chunk = me->req_chunks[idx / SKN_REQ_CHUNK];
+    skn_req **chunk = skn_chunk_at(&me->req_chunks, idx / SKN_REQ_CHUNK);
     skn_req *r = chunk ? chunk[idx % SKN_REQ_CHUNK] : NULL;
     if (r && r->dt == t && atomic_load_explicit(&r->refs, memory_order_acquire) > 0) return true;
   }

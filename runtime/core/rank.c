@@ -101,6 +101,23 @@ void skn_comm_release(skn_comm *c) {
   comm_free(c);
 }
 
+/* Makes chunk `chunk` of d exist (zeroed, `bytes` long), growing the top level. Caller
+ * holds the rank lock (or the rank is not running yet). */
+static bool chunk_ensure(skn_chunk_dir *d, int chunk, int max_chunks, size_t bytes) {
+  if (chunk >= max_chunks) return false;
+  if (chunk >= d->n) {
+    int n = d->n ? d->n : 4;
+    while (n <= chunk) n *= 2;
+    void **grown = calloc((size_t)n, sizeof *grown);
+    if (!grown) return false;
+    if (d->n) memcpy(grown, d->chunks, sizeof *grown * (size_t)d->n);
+    __atomic_store_n(&d->chunks, grown, __ATOMIC_RELEASE); /* the old array stays: see core.h */
+    d->n = n;
+  }
+  if (!d->chunks[chunk] && !(d->chunks[chunk] = calloc(1, bytes))) return false;
+  return true;
+}
+
 int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name) {
   skn_rank_lock(me);
   int idx = -1;
@@ -112,8 +129,7 @@ int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const
   if (idx < 0) {
     idx = me->ncomms;
     int chunk = idx / SKN_COMM_CHUNK;
-    if (chunk >= SKN_COMM_CHUNKS ||
-        (!me->comm_chunks[chunk] && !(me->comm_chunks[chunk] = calloc(SKN_COMM_CHUNK, sizeof(skn_comm_view))))) {
+    if (!chunk_ensure(&me->comm_chunks, chunk, SKN_COMM_CHUNKS, SKN_COMM_CHUNK * sizeof(skn_comm_view))) {
       skn_rank_unlock(me);
       return -1;
     }
@@ -150,12 +166,12 @@ skn_rank *skn_rank_create(int world_rank) {
   skn_job_g.ranks[world_rank] = r;
 
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */
-  r->comm_chunks[0] = calloc(SKN_COMM_CHUNK, sizeof(skn_comm_view));
+  bool chunk0 = chunk_ensure(&r->comm_chunks, 0, SKN_COMM_CHUNKS, SKN_COMM_CHUNK * sizeof(skn_comm_view));
   r->ncomms = 3;
   r->nerrhs = 3;
   r->errhs = calloc(8, sizeof(skn_errhandler));
   skn_rank **self_member = malloc(sizeof *self_member);
-  if (!r->comm_chunks[0] || !r->errhs || !self_member) return NULL;
+  if (!chunk0 || !r->errhs || !self_member) return NULL;
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
@@ -176,13 +192,12 @@ static skn_req *grow_pool(skn_rank *me) {
   for (int i = 63; i >= 0; i--) {
     int idx = me->req_count + i + 1; /* index 0 is MPI_REQUEST_NULL */
     int chunk = idx / SKN_REQ_CHUNK;
-    if (!me->req_chunks[chunk] && !(me->req_chunks[chunk] = calloc(SKN_REQ_CHUNK, sizeof(skn_req *))))
-      return NULL;
+    if (!chunk_ensure(&me->req_chunks, chunk, SKN_REQ_CHUNKS, SKN_REQ_CHUNK * sizeof(skn_req *))) return NULL;
     skn_req *r = &block[i];
     r->index = idx;
     r->owner = me;
     r->pooled = true;
-    me->req_chunks[chunk][idx % SKN_REQ_CHUNK] = r;
+    ((skn_req **)me->req_chunks.chunks[chunk])[idx % SKN_REQ_CHUNK] = r;
     r->next = head;
     head = r;
   }
@@ -231,7 +246,7 @@ void skn_req_release(skn_req *r) {
 skn_req *skn_req_lookup(skn_rank *me, int handle) {
   unsigned idx = (unsigned)handle & 0xffffffu;
   if (((unsigned)handle >> 24) != SKN_KIND_REQUEST || idx == 0 || idx > (unsigned)me->req_count) return NULL;
-  skn_req *r = me->req_chunks[idx / SKN_REQ_CHUNK][idx % SKN_REQ_CHUNK];
+  skn_req *r = ((skn_req **)skn_chunk_at(&me->req_chunks, idx / SKN_REQ_CHUNK))[idx % SKN_REQ_CHUNK];
   return (r && r->handle_live) ? r : NULL;
 }
 
