@@ -1,0 +1,737 @@
+/* UCX transport (see net.h). One UCP context and worker per process, worker in
+ * UCS_THREAD_MODE_MULTI: any thread may send, fetch or progress, and a hook may send (an
+ * ack) from inside progress, which UCX's recursive worker lock allows. Our own state needs
+ * no lock on the hot paths: sequence numbers come from an atomic counter per destination,
+ * and everything the receive side touches (reorder state, liveness checks) runs inside
+ * progress, which one thread at a time enters through a try-lock. */
+#define _GNU_SOURCE
+#include "net.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ucp/api/ucp.h>
+
+enum { AM_MSG = 0, AM_ACK = 1 };
+
+#define ADDR_KEY "ucx.addr"
+#define BLOB_MAGIC 0x534b4e31u /* "SKN1" */
+
+/* What each process publishes: enough to reach it and, on the same host, to watch it. */
+typedef struct blob_head {
+  uint32_t magic;
+  int32_t pid;
+  char host_id[96]; /* boot id + pid namespace: pids are comparable only when equal */
+  uint32_t addr_len;
+} blob_head;
+
+/* A message that arrived ahead of its sequence number. */
+typedef struct held_msg {
+  struct held_msg *next;
+  skn_net_env env;
+  bool rndv;
+  bool ucx_owned; /* data is a UCX descriptor (release with ucp_am_data_release) */
+  void *data;     /* eager payload, or the rendezvous descriptor */
+  size_t len;
+} held_msg;
+
+/* Per remote process: connection and ordering state. Not per rank pair. */
+typedef struct peer {
+  _Atomic(ucp_ep_h) ep;       /* NULL until the first send (created under S.ep_lock) */
+  _Atomic(uint32_t) send_seq; /* next sequence number to this process */
+  _Atomic(bool) failed;
+  bool errmode_peer;          /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
+  int pidfd;                  /* same host: becomes readable when the process ends; else -1 */
+  int proc;
+  /* receive side, only inside progress: */
+  uint32_t recv_next;
+  held_msg *held;
+  /* send side reordering for tests (SKEIN_NET_TEST_SWAP) */
+  skn_spinlock swap_lock;
+  struct send_rec *deferred;
+} peer;
+
+/* A send in flight: the envelope must stay valid until UCX completes the operation. */
+typedef struct send_rec {
+  struct send_rec *next; /* free list */
+  skn_net_env env;
+  skn_net_done_fn done;
+  void *arg;
+  const void *buf;     /* only for deferred (swap test) sends */
+  size_t len;
+  int dst;
+} send_rec;
+
+struct skn_net_rndv {
+  void *desc;
+  skn_net_env env;
+  int src_proc;
+  /* fetch in flight */
+  skn_net_done_fn done;
+  void *arg;
+  void *bounce; /* truncated fetch: the whole payload lands here, then len bytes are copied */
+  void *buf;
+  size_t len;
+};
+
+static struct {
+  const skn_pmi_info *pmi;
+  skn_net_hooks hooks;
+  ucp_context_h context;
+  ucp_worker_h worker;
+  ucs_thread_mode_t thread_mode;
+  peer *peers;
+  pthread_mutex_t ep_lock;
+  _Atomic(uint32_t) in_progress;
+  unsigned calls;        /* progress calls, inside progress only */
+  uint64_t next_check_ns;
+  size_t rndv_threshold;
+  bool errmode_all_peer; /* SKEIN_NET_ERRMODE=peer */
+  bool test_swap;
+  unsigned events;       /* hooks called in this progress */
+  skn_spinlock free_lock;
+  send_rec *free_recs;
+  _Atomic(int) endpoints;
+  _Atomic(uint64_t) sent_eager, sent_rndv, delivered_eager, delivered_rndv, held, acks_sent,
+      acks_received;
+} S;
+
+#define LIVENESS_PERIOD_NS 10000000ull /* pidfds polled at most every 10 ms */
+
+/* ---------------------------------------------------------------- small helpers */
+
+int skn_net_proc_of(int r) {
+  const skn_pmi_info *pi = S.pmi;
+  if (r < 0 || r >= pi->world_size) return -1;
+  int base = pi->world_size / pi->nprocs, extra = pi->world_size % pi->nprocs;
+  int big = extra * (base + 1); /* ranks held by the first `extra` processes */
+  if (r < big) return r / (base + 1);
+  return extra + (r - big) / base;
+}
+
+static send_rec *rec_alloc(void) {
+  skn_spin_lock(&S.free_lock);
+  send_rec *r = S.free_recs;
+  if (r) S.free_recs = r->next;
+  skn_spin_unlock(&S.free_lock);
+  if (!r && !(r = malloc(sizeof *r))) skn_fatal("UCX transport: out of memory");
+  return r;
+}
+
+static void rec_free(send_rec *r) {
+  skn_spin_lock(&S.free_lock);
+  r->next = S.free_recs;
+  S.free_recs = r;
+  skn_spin_unlock(&S.free_lock);
+}
+
+static void host_id(char *out, size_t n) {
+  char boot[64] = "", ns[64] = "";
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(boot, sizeof boot, f)) boot[0] = 0;
+    fclose(f);
+    boot[strcspn(boot, "\n")] = 0;
+  }
+  ssize_t k = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  ns[k > 0 ? k : 0] = 0;
+  snprintf(out, n, "%s/%s", boot, ns);
+}
+
+static void mark_failed(peer *p, const char *why) {
+  if (atomic_exchange(&p->failed, true)) return;
+  skn_log("UCX transport: process %d failed: %s", p->proc, why);
+  S.events++;
+  if (S.hooks.peer_failed) S.hooks.peer_failed(S.hooks.hctx, p->proc, why);
+}
+
+static int fail_status(peer *p) { return atomic_load(&p->failed) ? SKN_NET_ERR_PEER : SKN_NET_ERR; }
+
+/* ---------------------------------------------------------------- endpoints */
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
+  mark_failed(arg, ucs_status_string(status));
+}
+
+static ucp_ep_h get_ep(peer *p) {
+  ucp_ep_h ep = atomic_load_explicit(&p->ep, memory_order_acquire);
+  if (SKN_LIKELY(ep != NULL)) return ep;
+  pthread_mutex_lock(&S.ep_lock);
+  ep = atomic_load_explicit(&p->ep, memory_order_acquire);
+  if (ep) goto out;
+  void *blob = NULL;
+  size_t len = 0;
+  if (skn_pmi_get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) goto out;
+  blob_head h;
+  if (len < sizeof h || (memcpy(&h, blob, sizeof h), h.magic != BLOB_MAGIC) ||
+      len != sizeof h + h.addr_len) {
+    skn_log("UCX transport: process %d published a malformed address (%zu bytes)", p->proc, len);
+    free(blob);
+    goto out;
+  }
+  ucp_ep_params_t ep_params = {
+      .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER,
+      .address = (const ucp_address_t *)((char *)blob + sizeof h),
+      .err_mode = p->errmode_peer ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE,
+      .err_handler = {.cb = ep_error_cb, .arg = p},
+  };
+  ucs_status_t st = ucp_ep_create(S.worker, &ep_params, &ep);
+  free(blob);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: cannot connect to process %d: %s", p->proc, ucs_status_string(st));
+    ep = NULL;
+    goto out;
+  }
+  atomic_fetch_add(&S.endpoints, 1);
+  atomic_store_explicit(&p->ep, ep, memory_order_release);
+out:
+  pthread_mutex_unlock(&S.ep_lock);
+  return ep;
+}
+
+/* ---------------------------------------------------------------- receive side */
+
+static void deliver_eager(const skn_net_env *env, const void *data, size_t len) {
+  atomic_fetch_add_explicit(&S.delivered_eager, 1, memory_order_relaxed);
+  S.events++;
+  S.hooks.deliver(S.hooks.hctx, env, data, len);
+}
+
+static void deliver_rndv(const skn_net_env *env, void *desc, int src_proc) {
+  skn_net_rndv *h = malloc(sizeof *h);
+  if (!h) skn_fatal("UCX transport: out of memory");
+  *h = (skn_net_rndv){.desc = desc, .env = *env, .src_proc = src_proc};
+  atomic_fetch_add_explicit(&S.delivered_rndv, 1, memory_order_relaxed);
+  S.events++;
+  S.hooks.deliver_rndv(S.hooks.hctx, &h->env, h);
+}
+
+/* Delivers the held messages that have become next in their stream. */
+static void drain_held(peer *p) {
+  for (;;) {
+    held_msg **pp = &p->held;
+    while (*pp && (*pp)->env.seq != p->recv_next) pp = &(*pp)->next;
+    held_msg *m = *pp;
+    if (!m) return;
+    *pp = m->next;
+    p->recv_next++;
+    if (m->rndv) {
+      deliver_rndv(&m->env, m->data, p->proc);
+    } else {
+      deliver_eager(&m->env, m->data, m->len);
+      if (m->ucx_owned) ucp_am_data_release(S.worker, m->data);
+      else free(m->data);
+    }
+    free(m);
+  }
+}
+
+static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param) {
+  skn_net_env env;
+  bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
+  int src = -1;
+  if (header_length == sizeof env) {
+    memcpy(&env, header, sizeof env); /* the header may be unaligned */
+    src = skn_net_proc_of(env.src_world);
+  }
+  if (src < 0 || env.dst_world < S.pmi->first_rank ||
+      env.dst_world >= S.pmi->first_rank + S.pmi->nranks || env.bytes != length) {
+    skn_log("UCX transport: dropped a malformed message (header %zu bytes, payload %zu)",
+            header_length, length);
+    if (rndv) ucp_am_data_release(S.worker, data);
+    return UCS_OK;
+  }
+  peer *p = &S.peers[src];
+  if (env.seq == p->recv_next) {
+    p->recv_next++;
+    if (rndv) deliver_rndv(&env, data, src);
+    else deliver_eager(&env, data, length);
+    if (p->held) drain_held(p);
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+  }
+  /* Ahead of its turn: keep it (the descriptor if UCX lets us, else a copy). */
+  held_msg *m = malloc(sizeof *m);
+  if (!m) skn_fatal("UCX transport: out of memory");
+  *m = (held_msg){.env = env, .rndv = rndv, .len = length, .data = data};
+  ucs_status_t ret = UCS_INPROGRESS;
+  if (!rndv) {
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+      m->ucx_owned = true;
+    } else {
+      m->data = malloc(length ? length : 1);
+      if (!m->data) skn_fatal("UCX transport: out of memory");
+      memcpy(m->data, data, length);
+      ret = UCS_OK;
+    }
+  }
+  m->next = p->held;
+  p->held = m;
+  atomic_fetch_add_explicit(&S.held, 1, memory_order_relaxed);
+  return ret;
+}
+
+static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param) {
+  skn_net_env env;
+  if (header_length != sizeof env || length != 0) {
+    skn_log("UCX transport: dropped a malformed ack (%zu bytes)", header_length);
+    return UCS_OK;
+  }
+  memcpy(&env, header, sizeof env);
+  atomic_fetch_add_explicit(&S.acks_received, 1, memory_order_relaxed);
+  S.events++;
+  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &env);
+  return UCS_OK;
+}
+
+/* ---------------------------------------------------------------- send side */
+
+static void send_cb(void *request, ucs_status_t status, void *user_data) {
+  send_rec *r = user_data;
+  int st = status == UCS_OK ? SKN_NET_OK : fail_status(&S.peers[r->dst]);
+  if (status != UCS_OK && !atomic_load(&S.peers[r->dst].failed))
+    skn_log("UCX transport: send to process %d failed: %s", r->dst, ucs_status_string(status));
+  S.events++;
+  if (r->done) r->done(r->arg, st);
+  rec_free(r);
+  ucp_request_free(request);
+}
+
+/* Hands one record to UCX. */
+/* deferred: the caller already returned SKN_NET_INPROGRESS for it, so its callback must
+ * run whatever happens (UCX calls it even on immediate completion). */
+static int post_send(peer *p, ucp_ep_h ep, send_rec *r, const void *buf, size_t len, unsigned am,
+                     bool deferred) {
+  ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                      UCP_OP_ATTR_FIELD_FLAGS | (deferred ? UCP_OP_ATTR_FLAG_NO_IMM_CMPL : 0),
+      .cb.send = send_cb,
+      .user_data = r,
+      .flags = am == AM_ACK || len <= S.rndv_threshold ? UCP_AM_SEND_FLAG_EAGER
+                                                        : UCP_AM_SEND_FLAG_RNDV,
+  };
+  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, &r->env, sizeof r->env, buf, len, &param);
+  if (sp == NULL) {
+    rec_free(r);
+    return SKN_NET_OK;
+  }
+  if (UCS_PTR_IS_ERR(sp)) {
+    int st = fail_status(p);
+    if (st == SKN_NET_ERR)
+      skn_log("UCX transport: send to process %d: %s", p->proc,
+              ucs_status_string(UCS_PTR_STATUS(sp)));
+    if (deferred && r->done) r->done(r->arg, st);
+    rec_free(r);
+    return st;
+  }
+  return SKN_NET_INPROGRESS;
+}
+
+/* SKEIN_NET_TEST_SWAP: sends of even sequence numbers wait for the next send to the same
+ * process (or the next progress), so that the receiver sees pairs in reverse order. */
+static void flush_deferred(peer *p) {
+  skn_spin_lock(&p->swap_lock);
+  send_rec *d = p->deferred;
+  p->deferred = NULL;
+  skn_spin_unlock(&p->swap_lock);
+  if (d) post_send(p, atomic_load(&p->ep), d, d->buf, d->len, AM_MSG, true);
+}
+
+int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t len,
+                 skn_net_done_fn done, void *arg) {
+  if (dst_proc < 0 || dst_proc >= S.pmi->nprocs) {
+    skn_log("UCX transport: send to process %d of %d", dst_proc, S.pmi->nprocs);
+    return SKN_NET_INVAL;
+  }
+  peer *p = &S.peers[dst_proc];
+  if (SKN_UNLIKELY(atomic_load_explicit(&p->failed, memory_order_relaxed))) return SKN_NET_ERR_PEER;
+  ucp_ep_h ep = get_ep(p);
+  if (!ep) return SKN_NET_ERR;
+  send_rec *r = rec_alloc();
+  r->env = *env;
+  r->env.bytes = len;
+  r->env.seq = atomic_fetch_add_explicit(&p->send_seq, 1, memory_order_relaxed);
+  r->done = done;
+  r->arg = arg;
+  r->dst = dst_proc;
+  if (len > S.rndv_threshold) atomic_fetch_add_explicit(&S.sent_rndv, 1, memory_order_relaxed);
+  else atomic_fetch_add_explicit(&S.sent_eager, 1, memory_order_relaxed);
+  if (SKN_UNLIKELY(S.test_swap)) {
+    r->buf = buf;
+    r->len = len;
+    skn_spin_lock(&p->swap_lock);
+    send_rec *d = p->deferred;
+    p->deferred = d ? NULL : r;
+    skn_spin_unlock(&p->swap_lock);
+    if (!d) return SKN_NET_INPROGRESS; /* its callback runs from progress once really sent */
+    int st = post_send(p, ep, r, buf, len, AM_MSG, false);
+    post_send(p, ep, d, d->buf, d->len, AM_MSG, true);
+    return st;
+  }
+  return post_send(p, ep, r, buf, len, AM_MSG, false);
+}
+
+int skn_net_ack(const skn_net_env *env) {
+  int src = skn_net_proc_of(env->src_world);
+  if (src < 0) {
+    skn_log("UCX transport: ack to world rank %d, out of range", env->src_world);
+    return SKN_NET_INVAL;
+  }
+  peer *p = &S.peers[src];
+  if (atomic_load(&p->failed)) return SKN_NET_ERR_PEER;
+  ucp_ep_h ep = get_ep(p);
+  if (!ep) return SKN_NET_ERR;
+  send_rec *r = rec_alloc();
+  r->env = *env;
+  r->done = NULL;
+  r->dst = src;
+  atomic_fetch_add_explicit(&S.acks_sent, 1, memory_order_relaxed);
+  int st = post_send(p, ep, r, NULL, 0, AM_ACK, false);
+  return st < 0 ? st : SKN_NET_OK;
+}
+
+/* ---------------------------------------------------------------- rendezvous fetch */
+
+static void fetch_finish(skn_net_rndv *h) {
+  if (h->bounce) {
+    memcpy(h->buf, h->bounce, h->len);
+    free(h->bounce);
+  }
+}
+
+static void fetch_cb(void *request, ucs_status_t status, size_t length, void *user_data) {
+  skn_net_rndv *h = user_data;
+  int st = SKN_NET_OK;
+  if (status == UCS_OK) {
+    fetch_finish(h);
+  } else {
+    free(h->bounce);
+    st = fail_status(&S.peers[h->src_proc]);
+    if (st == SKN_NET_ERR)
+      skn_log("UCX transport: fetch from process %d failed: %s", h->src_proc,
+              ucs_status_string(status));
+  }
+  S.events++;
+  if (h->done) h->done(h->arg, st);
+  free(h);
+  ucp_request_free(request);
+}
+
+int skn_net_fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, void *arg) {
+  if (len > h->env.bytes) {
+    skn_log("UCX transport: fetch of %zu bytes from a message of %llu", len,
+            (unsigned long long)h->env.bytes);
+    return SKN_NET_INVAL;
+  }
+  h->done = done;
+  h->arg = arg;
+  h->buf = buf;
+  h->len = len;
+  void *dst = buf;
+  if (len < h->env.bytes) {
+    if (!(h->bounce = malloc(h->env.bytes))) skn_fatal("UCX transport: out of memory");
+    dst = h->bounce;
+  }
+  ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+      .cb.recv_am = fetch_cb,
+      .user_data = h,
+  };
+  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(S.worker, h->desc, dst, h->env.bytes, &param);
+  if (sp == NULL) {
+    fetch_finish(h);
+    free(h);
+    return SKN_NET_OK;
+  }
+  if (UCS_PTR_IS_ERR(sp)) {
+    int st = fail_status(&S.peers[h->src_proc]);
+    if (st == SKN_NET_ERR)
+      skn_log("UCX transport: fetch from process %d: %s", h->src_proc,
+              ucs_status_string(UCS_PTR_STATUS(sp)));
+    free(h->bounce);
+    free(h);
+    return st;
+  }
+  return SKN_NET_INPROGRESS;
+}
+
+void skn_net_discard(skn_net_rndv *h) {
+  ucp_am_data_release(S.worker, h->desc);
+  free(h);
+}
+
+/* ---------------------------------------------------------------- progress */
+
+/* Polls the pidfds of the processes on this host (cheap: one poll every 10 ms at most). */
+static void check_liveness(void) {
+  uint64_t now = skn_now_ns();
+  if (now < S.next_check_ns) return;
+  S.next_check_ns = now + LIVENESS_PERIOD_NS;
+  for (int q = 0; q < S.pmi->nprocs; q++) {
+    peer *p = &S.peers[q];
+    if (p->pidfd < 0 || atomic_load_explicit(&p->failed, memory_order_relaxed)) continue;
+    struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
+    if (poll(&pfd, 1, 0) > 0) mark_failed(p, "the process has ended");
+  }
+}
+
+bool skn_net_progress(void) {
+  if (atomic_load_explicit(&S.in_progress, memory_order_relaxed) ||
+      atomic_exchange_explicit(&S.in_progress, 1, memory_order_acquire))
+    return false;
+  S.events = 0;
+  unsigned n = ucp_worker_progress(S.worker);
+  if (SKN_UNLIKELY((++S.calls & 255) == 0)) check_liveness();
+  if (SKN_UNLIKELY(S.test_swap))
+    for (int q = 0; q < S.pmi->nprocs; q++) flush_deferred(&S.peers[q]);
+  bool any = n != 0 || S.events != 0;
+  atomic_store_explicit(&S.in_progress, 0, memory_order_release);
+  return any;
+}
+
+/* ---------------------------------------------------------------- init and end */
+
+static int publish_address(void) {
+  ucp_address_t *addr;
+  size_t addr_len;
+  ucs_status_t st = ucp_worker_get_address(S.worker, &addr, &addr_len);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: ucp_worker_get_address: %s", ucs_status_string(st));
+    return SKN_NET_ERR;
+  }
+  blob_head h = {.magic = BLOB_MAGIC, .pid = (int32_t)getpid(), .addr_len = (uint32_t)addr_len};
+  host_id(h.host_id, sizeof h.host_id);
+  size_t len = sizeof h + addr_len;
+  char *blob = malloc(len);
+  if (!blob) skn_fatal("UCX transport: out of memory");
+  memcpy(blob, &h, sizeof h);
+  memcpy(blob + sizeof h, addr, addr_len);
+  ucp_worker_release_address(S.worker, addr);
+  int rc = skn_pmi_put(ADDR_KEY, blob, len);
+  free(blob);
+  if (rc != SKN_PMI_OK) return SKN_NET_ERR;
+  return skn_pmi_fence() == SKN_PMI_OK ? SKN_NET_OK : SKN_NET_ERR;
+}
+
+/* Same host and pid namespace: watch the process through a pidfd, and let the endpoint use
+ * shared memory (which UCX's peer error mode excludes). Elsewhere: UCX's peer mode. */
+static int setup_peer(peer *p) {
+  p->pidfd = -1;
+  p->errmode_peer = true;
+  if (p->proc == S.pmi->proc || S.errmode_all_peer || skn_pmi_node_of(p->proc) != S.pmi->node)
+    return SKN_NET_OK; /* SKEIN_NET_ERRMODE=peer: every process is treated as remote */
+  void *blob = NULL;
+  size_t len = 0;
+  if (skn_pmi_get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return SKN_NET_ERR;
+  blob_head h, mine;
+  host_id(mine.host_id, sizeof mine.host_id);
+  bool ok = len >= sizeof h;
+  if (ok) memcpy(&h, blob, sizeof h);
+  free(blob);
+  if (!ok || h.magic != BLOB_MAGIC) {
+    skn_log("UCX transport: process %d published a malformed address", p->proc);
+    return SKN_NET_ERR;
+  }
+  h.host_id[sizeof h.host_id - 1] = 0;
+  if (strcmp(h.host_id, mine.host_id) != 0) return SKN_NET_OK; /* another host or namespace */
+  p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)h.pid, 0);
+  if (p->pidfd < 0) {
+    if (errno == ESRCH) mark_failed(p, "the process has ended");
+    return SKN_NET_OK; /* no pidfd (old kernel): UCX's peer mode below */
+  }
+  p->errmode_peer = false;
+  return SKN_NET_OK;
+}
+
+int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
+  if (!hooks || !hooks->deliver || !hooks->deliver_rndv) {
+    skn_log("UCX transport: init needs deliver and deliver_rndv hooks");
+    return SKN_NET_INVAL;
+  }
+  S.pmi = pmi;
+  S.hooks = *hooks;
+  S.rndv_threshold = (size_t)skn_env_size("NET_RNDV", 8192);
+  const char *mode = getenv("SKEIN_NET_ERRMODE");
+  if (mode && strcmp(mode, "peer") && strcmp(mode, "auto")) {
+    skn_log("UCX transport: SKEIN_NET_ERRMODE must be auto or peer, not '%s'", mode);
+    return SKN_NET_INVAL;
+  }
+  S.errmode_all_peer = mode && !strcmp(mode, "peer");
+  S.test_swap = skn_env_int("NET_TEST_SWAP", 0) != 0;
+  pthread_mutex_init(&S.ep_lock, NULL);
+
+  ucp_config_t *config;
+  ucs_status_t st = ucp_config_read(NULL, NULL, &config); /* honours UCX_* variables */
+  if (st != UCS_OK) goto ucx_error;
+  ucp_params_t params = {
+      .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                    UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME,
+      .features = UCP_FEATURE_AM,
+      .mt_workers_shared = 0,
+      .estimated_num_eps = (size_t)pmi->nprocs,
+      .name = "skein",
+  };
+  st = ucp_init(&params, config, &S.context);
+  ucp_config_release(config);
+  if (st != UCS_OK) goto ucx_error;
+  ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                            .thread_mode = UCS_THREAD_MODE_MULTI};
+  st = ucp_worker_create(S.context, &wp, &S.worker);
+  if (st != UCS_OK) goto cleanup_context;
+  ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE |
+                                        UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER};
+  st = ucp_worker_query(S.worker, &wa);
+  if (st != UCS_OK) goto cleanup_worker;
+  S.thread_mode = wa.thread_mode;
+  if (wa.thread_mode != UCS_THREAD_MODE_MULTI) {
+    skn_log("UCX transport: UCX granted thread mode %d, not MULTI (a UCX built without "
+            "--enable-mt?)", (int)wa.thread_mode);
+    goto cleanup_worker_quiet;
+  }
+  if (wa.max_am_header < sizeof(skn_net_env)) {
+    skn_log("UCX transport: UCX allows %zu-byte AM headers, the envelope needs %zu",
+            wa.max_am_header, sizeof(skn_net_env));
+    goto cleanup_worker_quiet;
+  }
+  ucp_am_handler_param_t hp = {
+      .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+      .id = AM_MSG, .flags = UCP_AM_FLAG_WHOLE_MSG, .cb = am_msg_cb};
+  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_ACK;
+  hp.cb = am_ack_cb;
+  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+
+  S.peers = calloc((size_t)pmi->nprocs, sizeof *S.peers);
+  if (!S.peers) skn_fatal("UCX transport: out of memory");
+  for (int q = 0; q < pmi->nprocs; q++) S.peers[q].proc = q;
+  if (publish_address() != SKN_NET_OK) goto cleanup_peers;
+  for (int q = 0; q < pmi->nprocs; q++)
+    if (setup_peer(&S.peers[q]) != SKN_NET_OK) goto cleanup_peers;
+  return SKN_NET_OK;
+
+cleanup_peers:
+  for (int q = 0; q < pmi->nprocs; q++)
+    if (S.peers[q].pidfd >= 0) close(S.peers[q].pidfd);
+  free(S.peers);
+  S.peers = NULL;
+  goto cleanup_worker_quiet;
+cleanup_worker:
+  skn_log("UCX transport: %s", ucs_status_string(st));
+cleanup_worker_quiet:
+  ucp_worker_destroy(S.worker);
+cleanup_context:
+  ucp_cleanup(S.context);
+  return SKN_NET_ERR;
+ucx_error:
+  skn_log("UCX transport: %s", ucs_status_string(st));
+  return SKN_NET_ERR;
+}
+
+void skn_net_get_stats(skn_net_stats *o) {
+  *o = (skn_net_stats){
+      .endpoints = atomic_load(&S.endpoints),
+      .sent_eager = atomic_load(&S.sent_eager),
+      .sent_rndv = atomic_load(&S.sent_rndv),
+      .delivered_eager = atomic_load(&S.delivered_eager),
+      .delivered_rndv = atomic_load(&S.delivered_rndv),
+      .held = atomic_load(&S.held),
+      .acks_sent = atomic_load(&S.acks_sent),
+      .acks_received = atomic_load(&S.acks_received),
+      .rndv_threshold = S.rndv_threshold,
+      .thread_mode = S.thread_mode == UCS_THREAD_MODE_MULTI        ? "multi"
+                     : S.thread_mode == UCS_THREAD_MODE_SERIALIZED ? "serialized"
+                                                                   : "single",
+  };
+}
+
+/* Progresses until the request completes or `ms` pass; returns its status. */
+static ucs_status_t wait_request(ucs_status_ptr_t sp, int ms) {
+  if (sp == NULL) return UCS_OK;
+  if (UCS_PTR_IS_ERR(sp)) return UCS_PTR_STATUS(sp);
+  uint64_t end = skn_now_ns() + (uint64_t)ms * 1000000u;
+  ucs_status_t st;
+  while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS && skn_now_ns() < end)
+    skn_net_progress();
+  if (st == UCS_INPROGRESS) ucp_request_cancel(S.worker, sp);
+  ucp_request_free(sp);
+  return st;
+}
+
+static void *fence_main(void *arg) {
+  _Atomic(int) *rc = arg;
+  atomic_store(rc, skn_pmi_fence());
+  return NULL;
+}
+
+/* skn_pmi_fence on a helper thread while this one keeps progressing: a process that has
+ * finished its own sends must still answer its peers' (the acknowledgement that completes
+ * a rendezvous send comes from the receiver's progress). */
+static int fence_progressing(void) {
+  _Atomic(int) rc = 1; /* not a PMI status: still running */
+  pthread_t t;
+  if (pthread_create(&t, NULL, fence_main, (void *)&rc) != 0) return skn_pmi_fence();
+  while (atomic_load(&rc) == 1)
+    if (!skn_net_progress()) sched_yield();
+  pthread_join(t, NULL);
+  return atomic_load(&rc);
+}
+
+int skn_net_finalize(void) {
+  int rc = SKN_NET_OK;
+  for (int q = 0; q < S.pmi->nprocs; q++) flush_deferred(&S.peers[q]);
+  /* Every send of this process has completed remotely before anyone closes. */
+  ucp_request_param_t np = {.op_attr_mask = 0};
+  ucs_status_t st = wait_request(ucp_worker_flush_nbx(S.worker, &np), 10000);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: flush at finalize: %s", ucs_status_string(st));
+    rc = SKN_NET_ERR;
+  }
+  if (fence_progressing() != SKN_PMI_OK) rc = SKN_NET_ERR;
+  ucs_status_ptr_t *closing = calloc((size_t)S.pmi->nprocs, sizeof *closing);
+  for (int q = 0; q < S.pmi->nprocs; q++) {
+    peer *p = &S.peers[q];
+    ucp_ep_h ep = atomic_load(&p->ep);
+    if (!ep) continue;
+    /* FORCE is refused on endpoints without peer error mode; a failed peer cannot flush */
+    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = p->errmode_peer && atomic_load(&p->failed)
+                                           ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+    closing[q] = ucp_ep_close_nbx(ep, &cp);
+  }
+  /* After the flush and the fence nothing of ours is in flight: a peer that has already
+   * gone (connection reset) is not an error. A close that cannot finish is given up. */
+  for (int q = 0; q < S.pmi->nprocs; q++)
+    if (closing[q]) wait_request(closing[q], 2000);
+  free(closing);
+  for (int q = 0; q < S.pmi->nprocs; q++) {
+    peer *p = &S.peers[q];
+    while (p->held) {
+      held_msg *m = p->held;
+      p->held = m->next;
+      if (m->rndv || m->ucx_owned) ucp_am_data_release(S.worker, m->data);
+      else free(m->data);
+      free(m);
+    }
+    if (p->pidfd >= 0) close(p->pidfd);
+  }
+  free(S.peers);
+  S.peers = NULL;
+  while (S.free_recs) {
+    send_rec *r = S.free_recs;
+    S.free_recs = r->next;
+    free(r);
+  }
+  ucp_worker_destroy(S.worker);
+  ucp_cleanup(S.context);
+  return rc;
+}

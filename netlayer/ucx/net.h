@@ -1,0 +1,114 @@
+/* UCX transport between the processes of a job: one UCP context and worker per process,
+ * one endpoint per remote process (created on first send), envelopes as active-message
+ * headers, eager data up to a threshold, UCX rendezvous into the receiver's final buffer
+ * above it. Knows nothing of MPI, ranks' queues or the scheduler: the core receives
+ * messages through hooks. Thread-safe: any thread may call any function; progress is
+ * serialized by a try-lock (a second caller returns at once) and hooks run inside it. */
+#ifndef SKN_NET_H
+#define SKN_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../runtime/base/base.h"
+#include "../pmi/pmi.h"
+
+/* Status codes: 0 done, 1 started (a callback follows), negative failure (logged). */
+enum {
+  SKN_NET_OK = 0,
+  SKN_NET_INPROGRESS = 1, /* the completion callback will run from skn_net_progress */
+  SKN_NET_ERR = -1,       /* UCX or PMI error; the job cannot go on */
+  SKN_NET_ERR_PEER = -2,  /* the destination process has failed (hooks.peer_failed ran) */
+  SKN_NET_INVAL = -3,     /* bad argument: process or rank out of range, handle reused */
+};
+
+/* Envelope flags. */
+enum {
+  SKN_NET_SYNC = 1u << 0, /* synchronous send: the receiver's core calls skn_net_ack once
+                           * the message has matched; the sender then gets hooks.acked */
+};
+
+/* What travels in front of every message (the UCX active-message header, 48 bytes). */
+typedef struct skn_net_env {
+  int32_t ctx;       /* communicator context id */
+  int32_t src;       /* sender's rank in the communicator (for matching) */
+  int32_t src_world; /* sender's world rank: names the source process */
+  int32_t dst_world; /* receiver's world rank: must live in the destination process */
+  int32_t tag;
+  uint32_t seq;      /* set by skn_net_send: position in the (source process, destination
+                      * process) stream; delivery follows it, which implies MPI's order per
+                      * (source rank, destination rank) pair with state per process only */
+  uint32_t flags;    /* SKN_NET_SYNC, ... */
+  uint32_t pad;
+  uint64_t bytes;    /* payload length */
+  uint64_t cookie;   /* opaque to the module (the sender's request): echoed by acks */
+} skn_net_env;
+
+/* A rendezvous message announced but not fetched yet (owned by the core until it calls
+ * skn_net_fetch or skn_net_discard, exactly once). */
+typedef struct skn_net_rndv skn_net_rndv;
+
+/* Completion of a send or fetch that returned SKN_NET_INPROGRESS: status is SKN_NET_OK
+ * or negative (SKN_NET_ERR_PEER when the peer failed). Runs inside skn_net_progress. */
+typedef void (*skn_net_done_fn)(void *arg, int status);
+
+typedef struct skn_net_hooks {
+  /* Eager message: data valid only during the call (copy or queue it). */
+  void (*deliver)(void *hctx, const skn_net_env *env, const void *data, size_t len);
+  /* Rendezvous message: the payload stays with the sender until skn_net_fetch. */
+  void (*deliver_rndv)(void *hctx, const skn_net_env *env, skn_net_rndv *handle);
+  /* The receiver of a SKN_NET_SYNC message called skn_net_ack: env is the sender's own. */
+  void (*acked)(void *hctx, const skn_net_env *env);
+  /* Process `proc` died or its connection broke (why: UCX's or the OS's reason). Called
+   * once per process; sends to it then fail with SKN_NET_ERR_PEER. */
+  void (*peer_failed)(void *hctx, int proc, const char *why);
+  void *hctx;
+} skn_net_hooks;
+
+/* Creates the UCP context and worker, publishes this process's worker address
+ * (skn_pmi_put "ucx.addr") and fences: every process of the job must call it. The pmi
+ * info must outlive the module. */
+SKN_INTERNAL int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks);
+
+/* Sends `len` bytes at buf to world rank env->dst_world (in process dst_proc). env->seq
+ * is assigned here. SKN_NET_OK: sent, buf reusable now, `done` will not run.
+ * SKN_NET_INPROGRESS: `done(arg, status)` runs from a later progress when buf may be
+ * reused. Nonblocking apart from the first send to a process (one PMI get). */
+SKN_INTERNAL int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t len,
+                              skn_net_done_fn done, void *arg);
+
+/* Remote completion of a SKN_NET_SYNC message: sends env back to its source. Call once
+ * per such message, after it has matched. */
+SKN_INTERNAL int skn_net_ack(const skn_net_env *env);
+
+/* Receives a rendezvous payload straight into buf (len <= env->bytes; shorter fetches
+ * get the first len bytes through a bounce buffer). Return codes as skn_net_send. */
+SKN_INTERNAL int skn_net_fetch(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done,
+                               void *arg);
+/* Drops a rendezvous message without reading it; the sender's send completes. */
+SKN_INTERNAL void skn_net_discard(skn_net_rndv *handle);
+
+/* Makes progress: runs UCX, delivers messages, completes sends and fetches, checks that
+ * peers on this node are alive. Returns true if anything happened. Another thread in
+ * progress makes it return false at once. */
+SKN_INTERNAL bool skn_net_progress(void);
+
+/* Process holding world rank r (block distribution, see skn_pmi_block), -1 if out of
+ * range. */
+SKN_INTERNAL int skn_net_proc_of(int world_rank);
+
+typedef struct skn_net_stats {
+  int endpoints;          /* endpoints created: one per remote process talked to */
+  uint64_t sent_eager, sent_rndv, delivered_eager, delivered_rndv;
+  uint64_t held;          /* messages that arrived ahead of their sequence and waited */
+  uint64_t acks_sent, acks_received;
+  size_t rndv_threshold;  /* payloads above it go by rendezvous */
+  const char *thread_mode; /* UCX worker thread mode granted */
+} skn_net_stats;
+SKN_INTERNAL void skn_net_get_stats(skn_net_stats *out);
+
+/* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints
+ * and destroys the worker. Collective; no other call may run concurrently or after. */
+SKN_INTERNAL int skn_net_finalize(void);
+
+#endif
