@@ -3,7 +3,9 @@
 (clang-tidy style).
 
   check_tool.py golden TOOL SRC [tool options] -- FLAGS
-      the rewritten SRC must equal SRC.expected (the source directory reads @SRCDIR@)
+      the rewritten SRC must equal SRC.expected (the source directory reads @SRCDIR@);
+      with --header-dir=DIR among the options, every header written under DIR must equal
+      <header>.expected beside the original header
   check_tool.py errors TOOL SRC [tool options] -- FLAGS
       the tool must fail; every line of SRC or of the headers it includes from its own
       directory that says "expected-error {{text}}" must get an error containing text,
@@ -44,12 +46,28 @@ def main():
     rest = sys.argv[4:]
     if mode == "golden":
         srcdir = os.path.dirname(os.path.abspath(target))
+        hdir = None
+        for a in rest:
+            if a.startswith("--header-dir="):
+                hdir = os.path.abspath(a.split("=", 1)[1])
+                import shutil
+                shutil.rmtree(hdir, ignore_errors=True)
         rc, out, err = run([tool, os.path.abspath(target)] + rest)
         if rc != 0:
             print(err)
             print("FAIL: skein-privatize exited with %d" % rc)
             return 1
-        return compare(out.replace(srcdir, "@SRCDIR@"), target + ".expected")
+        bad = 0
+        if hdir:
+            for root, _, names in os.walk(hdir):
+                for n in sorted(names):
+                    path = os.path.join(root, n)
+                    orig = path[len(hdir):]
+                    with open(path) as f:
+                        text = f.read()
+                    text = text.replace(hdir, "@HEADERDIR@").replace(srcdir, "@SRCDIR@")
+                    bad += compare(text, orig + ".expected")
+        return bad + compare(out.replace(hdir or "\0", "@HEADERDIR@").replace(srcdir, "@SRCDIR@"), target + ".expected")
     if mode == "report":
         rc, out, err = run([tool] + rest)
         sys.stderr.write(err)
