@@ -41,4 +41,32 @@ grep -q "counter.c:4:12: warning: file-scope 'count' of type 'int'" "$work/repor
 mkdir -p "$work/keep"
 "$build/bin/mpicc" -O2 -fprivatize-keep -c "$src/tests/privatizer/buildsys/util.c" -o "$work/keep/util.o"
 grep -q "SKN_PRIV(app_total)" "$work/keep/skein-privatized/util.c" || { echo "FAIL -fprivatize-keep"; exit 1; }
-echo "PASS build systems: make, CMake, static and shared libraries, -fprivatize-keep, report -p"
+# a privatized library loaded with dlopen after the ranks started: mapped at first use
+mkdir -p "$work/dl"
+cat > "$work/dl/plug.c" <<'EOC'
+int plug_count;
+int plug_bump(int by) { return plug_count += by; }
+EOC
+cat > "$work/dl/dl.c" <<'EOC'
+#include <mpi.h>
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  int r, all, v = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  void *h = dlopen(argv[1], RTLD_NOW);
+  int (*bump)(int) = h ? (int (*)(int))dlsym(h, "plug_bump") : NULL;
+  for (int i = 0; bump && i < 5; i++) { v = bump(r + 1); MPI_Barrier(MPI_COMM_WORLD); }
+  int ok = v == 5 * (r + 1);
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  MPI_Finalize();
+  if (r == 0) printf(all ? "PASS buildsys dlopen\n" : "FAIL buildsys dlopen\n");
+  return !all;
+}
+EOC
+"$build/bin/mpicc" -O2 -fprivatize -fPIC -shared "$work/dl/plug.c" -o "$work/dl/libplug.so"
+"$build/bin/mpicc" -O2 -fprivatize "$work/dl/dl.c" -o "$work/dl/dl" -ldl
+"$build/bin/skeinrun" -n 8 --workers 2 "$work/dl/dl" "$work/dl/libplug.so" | grep -q "^PASS buildsys dlopen" ||
+  { echo "FAIL dlopen of a privatized library"; exit 1; }
+echo "PASS build systems: make, CMake, static and shared libraries, dlopen, -fprivatize-keep, report -p"
