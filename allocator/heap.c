@@ -149,6 +149,7 @@ void skn_heap_init(int nranks) {
       .chunk = (size_t)skn_env_size("HEAP_CHUNK", 4 << 20),
       .keep = (size_t)skn_env_size("HEAP_KEEP", 16 << 20),
       .bind = skn_env_int("HEAP_BIND", 1) != 0,
+      .huge_min = (size_t)skn_env_size("HEAP_HUGE", 4 << 20),
   };
   if (pc.chunk < 4096 || (pc.chunk & (pc.chunk - 1))) skn_fatal("SKEIN_HEAP_CHUNK must be a power of two of at least 4k");
   skn_pool_configure(&pc);

@@ -20,6 +20,7 @@ typedef struct skn_pool_config {
   size_t chunk;      /* address space mapped at a time (a multiple of the page size) */
   size_t keep;       /* per node: bytes of freed, still-resident pages kept for reuse */
   bool bind;         /* mbind new chunks to their node (when the kernel has that node) */
+  size_t huge_min;   /* extents of at least this size are mapped with transparent huge pages; 0: never */
 } skn_pool_config;
 
 typedef struct skn_pool_stats {
