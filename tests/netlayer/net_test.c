@@ -13,12 +13,16 @@
  *                       every send completes
  *   net_test sync       synchronous sends: acks carry the sender's cookies back, not before
  *                       the receiver has taken the message
+ *   net_test threads    one thread per local rank sends to every remote rank (mixed sizes)
+ *                       and progresses while the main thread receives; order per rank pair
  *   net_test kill V     every process sends to every other; then process V announces its
  *                       time and kills itself (SIGKILL); the others (ignoring the launcher's
  *                       SIGTERM) must get peer_failed for V and print the delay
  * Process 0's rank count comes from the launcher (-n): several ranks per process are used
  * as destinations in `order`. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +76,7 @@ typedef struct item {
   uint64_t t_arrive;
 } item;
 
+static pthread_mutex_t inbox_lock = PTHREAD_MUTEX_INITIALIZER; /* threads mode */
 static item *inbox_head, **inbox_tail = &inbox_head;
 static int inbox_count;
 static int failed_proc = -1;
@@ -97,9 +102,11 @@ static void record(const skn_net_env *env, const void *data, size_t len, skn_net
            env->dst_world, env->tag, *nt, env->seq);
     (*nt)++;
   }
+  pthread_mutex_lock(&inbox_lock);
   *inbox_tail = it;
   inbox_tail = &it->next;
   inbox_count++;
+  pthread_mutex_unlock(&inbox_lock);
 }
 
 static void on_deliver(void *c, const skn_net_env *env, const void *data, size_t len) {
@@ -121,37 +128,57 @@ static void on_failed(void *c, int proc, const char *why) {
   }
 }
 
+static uint64_t deadline_ns(void) {
+  const char *d = getenv("NET_TEST_DEADLINE"); /* seconds, for debugging hangs */
+  return now_ns() + (uint64_t)(d ? atoi(d) : 60) * 1000000000ull;
+}
+
+static void fail_stats(const char *what, int i) {
+  skn_net_stats st;
+  skn_net_get_stats(&st);
+  FAIL("timeout waiting for %s %d; sent %llu+%llu delivered %llu+%llu held %llu", what, i,
+       (unsigned long long)st.sent_eager, (unsigned long long)st.sent_rndv,
+       (unsigned long long)st.delivered_eager, (unsigned long long)st.delivered_rndv,
+       (unsigned long long)st.held);
+}
+
 static item *take(void) {
-  uint64_t end = now_ns() + 60000000000ull;
+  uint64_t end = deadline_ns() - 2000000000ull;
+  pthread_mutex_lock(&inbox_lock);
   while (!inbox_head) {
-    skn_net_progress();
-    if (now_ns() > end) FAIL("timeout waiting for a message");
+    pthread_mutex_unlock(&inbox_lock);
+    if (!skn_net_progress()) sched_yield();
+    if (now_ns() > end) fail_stats("a message after", inbox_count);
+    pthread_mutex_lock(&inbox_lock);
   }
   item *it = inbox_head;
   inbox_head = it->next;
   if (!inbox_head) inbox_tail = &inbox_head;
   inbox_count--;
+  pthread_mutex_unlock(&inbox_lock);
   return it;
 }
 
 /* ---------------------------------------------------------------- completions */
 
-typedef struct { int done, status; uint64_t t; } compl;
+typedef struct { _Atomic(int) done; int status; uint64_t t; } compl;
 static void on_done(void *arg, int status) {
   compl *c = arg;
-  c->done++;
-  c->status = status;
   c->t = now_ns();
+  c->status = status;
+  c->done++;
 }
 
-static const size_t *debug_len; /* order mode: sizes of the sends, for failure messages */
+static _Thread_local const size_t *debug_len; /* sizes of the sends, for failure messages */
 static void wait_compl(compl *c, int n, const char *what) {
-  uint64_t end = now_ns() + 60000000000ull;
+  uint64_t end = deadline_ns();
   for (int i = 0; i < n; i++) {
     while (!c[i].done) {
-      skn_net_progress();
-      if (now_ns() > end)
-        FAIL("timeout waiting for %s %d (%zu bytes)", what, i, debug_len ? debug_len[i] : 0);
+      if (!skn_net_progress()) sched_yield(); /* more threads than cores in `threads` */
+      if (now_ns() > end) {
+        if (debug_len) printf("proc %d: the send waited for has %zu bytes\n", pi.proc, debug_len[i]);
+        fail_stats(what, i);
+      }
     }
     if (c[i].done != 1) FAIL("%s %d completed %d times", what, i, c[i].done);
     if (c[i].status != SKN_NET_OK) FAIL("%s %d completed with status %d", what, i, c[i].status);
@@ -159,14 +186,21 @@ static void wait_compl(compl *c, int n, const char *what) {
 }
 
 /* Starts a send; an immediate completion is recorded as one. */
-static void send_msg(int dst_proc, int dst_world, int tag, const void *buf, size_t len,
-                     uint32_t flags, uint64_t cookie, compl *c) {
-  skn_net_env env = {.ctx = 7, .src = pi.first_rank, .src_world = pi.first_rank,
+static void send_from(int src_world, int dst_proc, int dst_world, int tag, const void *buf,
+                      size_t len, uint32_t flags, uint64_t cookie, compl *c) {
+  skn_net_env env = {.ctx = 7, .src = src_world, .src_world = src_world,
                      .dst_world = dst_world, .tag = tag, .flags = flags, .cookie = cookie};
   memset(c, 0, sizeof *c);
   int rc = skn_net_send(dst_proc, &env, buf, len, on_done, c);
-  if (rc == SKN_NET_OK) c->done = 1, c->t = now_ns();
+  if (rc == SKN_NET_OK) {
+    c->t = now_ns();
+    c->done = 1;
+  }
   else if (rc != SKN_NET_INPROGRESS) FAIL("send of %zu bytes to process %d: %d", len, dst_proc, rc);
+}
+static void send_msg(int dst_proc, int dst_world, int tag, const void *buf, size_t len,
+                     uint32_t flags, uint64_t cookie, compl *c) {
+  send_from(pi.first_rank, dst_proc, dst_world, tag, buf, len, flags, cookie, c);
 }
 
 /* Receives the next message into a new buffer (fetching rendezvous at once) and checks it. */
@@ -273,6 +307,59 @@ static void mode_order(void) {
   free(bufs);
   free(c);
   free(tag_of);
+}
+
+/* threads: one thread per local rank sends to every remote rank and progresses while it
+ * waits; the main thread receives. Sends, fetches and progress run on all threads at once. */
+#define THR_MSGS 60
+static void *sender_main(void *arg) {
+  int me = pi.first_rank + (int)(intptr_t)arg;
+  int remote = pi.world_size - pi.nranks, total = remote * THR_MSGS, k = 0;
+  compl *c = calloc((size_t)total, sizeof *c);
+  uint8_t **bufs = calloc((size_t)total, sizeof *bufs);
+  size_t *lens = calloc((size_t)total, sizeof *lens);
+  for (int i = 0; i < THR_MSGS; i++)
+    for (int dw = 0; dw < pi.world_size; dw++) {
+      int q = skn_net_proc_of(dw);
+      if (q == pi.proc) continue;
+      size_t n = mix_sizes[(i + dw + me) % NMIX];
+      bufs[k] = malloc(n ? n : 1);
+      lens[k] = n;
+      fill(bufs[k], n, me, dw, i);
+      send_from(me, q, dw, i, bufs[k], n, 0, 0, &c[k]);
+      k++;
+    }
+  debug_len = lens;
+  wait_compl(c, total, "send");
+  debug_len = NULL;
+  free(lens);
+  for (int i = 0; i < total; i++) free(bufs[i]);
+  free(bufs);
+  free(c);
+  return NULL;
+}
+
+static void mode_threads(void) {
+  next_tag = calloc((size_t)pi.world_size * pi.world_size, sizeof *next_tag);
+  pthread_t t[64];
+  if (pi.nranks > 64) FAIL("at most 64 ranks per process");
+  for (int i = 0; i < pi.nranks; i++) pthread_create(&t[i], NULL, sender_main, (void *)(intptr_t)i);
+  int total = (pi.world_size - pi.nranks) * pi.nranks * THR_MSGS;
+  for (int got = 0; got < total; got++) {
+    item *it = take();
+    size_t n = it->env.bytes;
+    if (it->h) {
+      it->data = malloc(n ? n : 1);
+      compl f = {0};
+      int rc = skn_net_fetch(it->h, it->data, n, on_done, &f);
+      if (rc == SKN_NET_OK) f.done = 1;
+      else if (rc != SKN_NET_INPROGRESS) FAIL("fetch: %d", rc);
+      wait_compl(&f, 1, "fetch");
+    }
+    check(it->data, n, it->env.src_world, it->env.dst_world, it->env.tag);
+    item_free(it);
+  }
+  for (int i = 0; i < pi.nranks; i++) pthread_join(t[i], NULL);
 }
 
 #define NRNDV 8
@@ -425,6 +512,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "delayed")) mode_delayed(false);
   else if (!strcmp(mode, "discard")) mode_delayed(true);
   else if (!strcmp(mode, "sync")) mode_sync();
+  else if (!strcmp(mode, "threads")) mode_threads();
   else if (!strcmp(mode, "kill") && argc > 2) mode_kill(atoi(argv[2]));
   else FAIL("unknown mode %s", mode);
   if (inbox_count) FAIL("%d unexpected messages left", inbox_count);

@@ -33,6 +33,8 @@ order_swap_p2)    ARGS=(order); normal 2 SKEIN_NET_TEST_SWAP=1
                   grep -Eq '^stats proc 0: .* held [1-9]' "$out" || fail "no message was held back: the reorder buffer was not exercised" ;;
 order_swap_p3_tcp) ARGS=(order); normal 3 SKEIN_NET_TEST_SWAP=1 UCX_TLS=tcp
                   grep -Eq '^stats proc 1: .* held [1-9]' "$out" || fail "no message was held back" ;;
+threads_p2_n8)    run "$SKEINRUN" -n 8 --procs 2 "$PROG" threads; expect_rc 0; expect_passes 2 ;;
+threads_p3_n9_tcp) run env UCX_TLS=tcp "$SKEINRUN" -n 9 --procs 3 "$PROG" threads; expect_rc 0; expect_passes 3 ;;
 delayed_p2)       ARGS=(delayed); normal 2 ;;
 delayed_p2_tcp)   ARGS=(delayed); normal 2 UCX_TLS=tcp ;;
 discard_p2)       ARGS=(discard); normal 2 ;;
