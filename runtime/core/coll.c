@@ -264,44 +264,124 @@ static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi)
  * barrier between the parallel chunks and their exchange. */
 #define SKN_SMALL_ALLREDUCE 2048 /* bytes */
 
-/* Tiny allreduce, one barrier: members copy their input into a cell of the communicator
- * and reduce everyone's cells after the barrier, so nobody reads a user buffer and no
- * second barrier is needed. Cells alternate by the barrier's generation (which all
- * members read alike before they arrive): a member can only write the cells of the
- * allreduce after next once everyone has passed the next barrier, that is, has finished
- * reading these. */
+/* Tiny allreduce (up to 256 B). Members copy their input into a cell of the communicator
+ * and reduce everyone's cells, so nobody reads a user buffer and no second barrier is
+ * needed. Cells come in two sets used alternately: a member can only write a cell of the
+ * call after next once every member has written its cell of the next call, that is, has
+ * finished reading this one's.
+ *  - When each member has a worker of its own (no per-worker groups), a cell carries the
+ *    number of the call it holds next to the data, in one cache line, and members wait
+ *    for each other's cells directly: no barrier at all, one line moved each way.
+ *    Members that cannot poll (their worker has other work) sleep on the cells' list and
+ *    are woken by the next cell written.
+ *  - Otherwise one barrier (with its per-worker groups) separates writing and reading; the
+ *    set alternates with the barrier's generation, which all members read alike. */
 #define SKN_TINY_ALLREDUCE 256 /* bytes */
 typedef struct skn_coll_cell {
-  _Alignas(SKN_CACHELINE) char data[SKN_TINY_ALLREDUCE];
-} skn_coll_cell;
+  _Atomic(uintptr_t) seq; /* the call whose input `data` holds (flat protocol) */
+  _Alignas(16) char data[SKN_TINY_ALLREDUCE];
+} __attribute__((aligned(SKN_CACHELINE))) skn_coll_cell;
+
+/* Members sleeping until some cell is written; follows the 2 x size cells. */
+typedef struct skn_cell_sleepers {
+  skn_spinlock lock;
+  _Atomic(int) count;
+  int n;
+  skn_unit *units[]; /* one per member at most */
+} skn_cell_sleepers;
+
+static inline skn_cell_sleepers *sleepers_of(skn_comm *c, skn_coll_cell *cells) {
+  return (skn_cell_sleepers *)(cells + 2 * (size_t)c->size);
+}
 
 static skn_coll_cell *cells_of(skn_comm *c) {
   skn_coll_cell *cells = atomic_load_explicit(&c->cells, memory_order_acquire);
   if (SKN_LIKELY(cells != NULL)) return cells;
-  skn_coll_cell *fresh = aligned_alloc(SKN_CACHELINE, sizeof *fresh * 2 * (size_t)c->size), *none = NULL;
+  size_t bytes = sizeof *cells * 2 * (size_t)c->size + sizeof(skn_cell_sleepers) + sizeof(skn_unit *) * (size_t)c->size;
+  skn_coll_cell *fresh = aligned_alloc(SKN_CACHELINE, (bytes + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
+  skn_coll_cell *none = NULL;
   if (!fresh) return NULL;
+  memset(fresh, 0, bytes);
   if (atomic_compare_exchange_strong(&c->cells, &none, fresh)) return fresh;
   free(fresh); /* another member installed its own first */
   return none;
 }
 
+static void wake_sleepers(skn_cell_sleepers *sl) {
+  if (SKN_LIKELY(atomic_load(&sl->count) == 0)) return; /* after our seq store: see await_cell */
+  skn_spin_lock(&sl->lock);
+  for (int i = 0; i < sl->n; i++) skn_sched_wake(sl->units[i]);
+  sl->n = 0;
+  atomic_store(&sl->count, 0);
+  skn_spin_unlock(&sl->lock);
+}
+
+/* Waits until `cell` holds call `seq`. A sleeper stores its registration before it checks
+ * the cell again, and a writer stores the cell before it checks for sleepers: one of the
+ * two sees the other. */
+static void await_cell(skn_cell_sleepers *sl, skn_coll_cell *cell, uintptr_t seq) {
+  skn_unit *self = skn_sched_self();
+  if (atomic_load_explicit(&cell->seq, memory_order_acquire) == seq || skn_sched_poll_word(self, &cell->seq, seq))
+    return;
+  for (;;) {
+    skn_sched_prepare_wait(self);
+    skn_spin_lock(&sl->lock);
+    bool listed = false;
+    for (int i = 0; i < sl->n && !listed; i++) listed = sl->units[i] == self;
+    if (!listed) {
+      sl->units[sl->n++] = self;
+      atomic_store(&sl->count, sl->n);
+    }
+    skn_spin_unlock(&sl->lock);
+    if (atomic_load(&cell->seq) == seq) break;
+    skn_sched_wait(self);
+  }
+  skn_sched_done_waiting(self);
+  skn_spin_lock(&sl->lock); /* leave the list, so no later writer wakes us for nothing */
+  for (int i = 0; i < sl->n; i++)
+    if (sl->units[i] == self) {
+      sl->units[i] = sl->units[--sl->n];
+      break;
+    }
+  atomic_store(&sl->count, sl->n);
+  skn_spin_unlock(&sl->lock);
+}
+
+static void reduce_cells(skn_comm *c, skn_coll_cell *set, skn_coll_args *a, size_t bytes) {
+  char acc[SKN_TINY_ALLREDUCE];
+  memcpy(acc, set[c->size - 1].data, bytes);
+  int len = (int)a->scount, dth = a->dt_handle;
+  for (int k = c->size - 2; k >= 0; k--) { /* right to left: (a op b) for non-commutative ops */
+    if (a->user_fn) a->user_fn(set[k].data, acc, &len, &dth);
+    else skn_op_apply(a->op, dth & 0xffffff, set[k].data, acc, a->scount);
+  }
+  skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
+}
+
 static bool allreduce_tiny(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_cell *cells = cells_of(c);
   if (!cells) return false;
-  const skn_dtype *t = a->st;
-  size_t bytes = skn_coll_span(a->scount, t);
-  uintptr_t gen = atomic_load_explicit(&c->barrier.generation, memory_order_relaxed);
-  skn_coll_cell *mine = cells + (gen & 1) * (size_t)c->size;
-  memcpy(mine[rank].data, input_of(a), bytes);
-  skn_coll_barrier(NULL, c);
-  char acc[SKN_TINY_ALLREDUCE];
-  memcpy(acc, mine[c->size - 1].data, bytes);
-  int len = (int)a->scount, dth = a->dt_handle;
-  for (int k = c->size - 2; k >= 0; k--) { /* right to left: (a op b) for non-commutative ops */
-    if (a->user_fn) a->user_fn(mine[k].data, acc, &len, &dth);
-    else skn_op_apply(a->op, dth & 0xffffff, mine[k].data, acc, a->scount);
+  size_t bytes = skn_coll_span(a->scount, a->st);
+  if (!groups_of(c)) {
+    /* this member's last call number is in one of its two cells */
+    uintptr_t s0 = atomic_load_explicit(&cells[rank].seq, memory_order_relaxed);
+    uintptr_t s1 = atomic_load_explicit(&cells[c->size + rank].seq, memory_order_relaxed);
+    uintptr_t seq = (s0 > s1 ? s0 : s1) + 1;
+    skn_coll_cell *set = cells + (seq & 1) * (size_t)c->size;
+    memcpy(set[rank].data, input_of(a), bytes);
+    atomic_store(&set[rank].seq, seq);
+    skn_cell_sleepers *sl = sleepers_of(c, cells);
+    wake_sleepers(sl);
+    for (int k = 0; k < c->size; k++)
+      if (k != rank) await_cell(sl, &set[k], seq);
+    reduce_cells(c, set, a, bytes);
+    return true;
   }
-  skn_dt_copy(a->rbuf, a->scount, t, acc, a->scount, t);
+  uintptr_t gen = atomic_load_explicit(&c->barrier.generation, memory_order_relaxed);
+  skn_coll_cell *set = cells + (gen & 1) * (size_t)c->size;
+  memcpy(set[rank].data, input_of(a), bytes);
+  skn_coll_barrier(NULL, c);
+  reduce_cells(c, set, a, bytes);
   return true;
 }
 
