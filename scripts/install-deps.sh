@@ -17,6 +17,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
 pkgs+=(openmpi-bin slurm-wlm tmux)
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
+  pkgs+=(ucx-utils) # ucx_perftest, for apps/bench/netcompare.sh
   pkgs+=(strace) # apps/alloc.sh counts mmap/munmap with strace -c
 fi
 
