@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,6 +97,7 @@ static struct {
   bool errmode_all_peer; /* SKEIN_NET_ERRMODE=peer */
   bool test_swap;
   unsigned events;       /* hooks called in this progress */
+  int epfd;              /* UCX's event fd + the pidfds: readable when progress has work */
   skn_spinlock free_lock;
   send_rec *free_recs;
   _Atomic(int) endpoints;
@@ -490,7 +492,7 @@ bool skn_net_progress(void) {
     return false;
   S.events = 0;
   unsigned n = ucp_worker_progress(S.worker);
-  if (SKN_UNLIKELY((++S.calls & 255) == 0)) check_liveness();
+  if (SKN_UNLIKELY((++S.calls & 255) == 0 || S.next_check_ns == 0)) check_liveness();
   if (SKN_UNLIKELY(S.test_swap))
     for (int q = 0; q < S.pmi->nprocs; q++) flush_deferred(&S.peers[q]);
   bool any = n != 0 || S.events != 0;
@@ -552,6 +554,44 @@ static int setup_peer(peer *p) {
   return SKN_NET_OK;
 }
 
+/* One fd a sleeping worker can wait on: UCX's wakeup fd and the pidfds of local peers. */
+static int make_epoll(void) {
+  int ucx_fd;
+  ucs_status_t st = ucp_worker_get_efd(S.worker, &ucx_fd);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: ucp_worker_get_efd: %s", ucs_status_string(st));
+    return SKN_NET_ERR;
+  }
+  if ((S.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+    skn_log("UCX transport: epoll_create1: %s", strerror(errno));
+    return SKN_NET_ERR;
+  }
+  struct epoll_event ev = {.events = EPOLLIN};
+  if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, ucx_fd, &ev) != 0) goto fail;
+  for (int q = 0; q < S.pmi->nprocs; q++)
+    if (S.peers[q].pidfd >= 0 && epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.peers[q].pidfd, &ev) != 0)
+      goto fail;
+  return SKN_NET_OK;
+fail:
+  skn_log("UCX transport: epoll_ctl: %s", strerror(errno));
+  close(S.epfd);
+  return SKN_NET_ERR;
+}
+
+int skn_net_event_fd(void) { return S.epfd; }
+
+bool skn_net_arm(void) {
+  if (atomic_load_explicit(&S.in_progress, memory_order_relaxed) ||
+      atomic_exchange_explicit(&S.in_progress, 1, memory_order_acquire))
+    return false; /* someone is progressing: do not sleep */
+  S.next_check_ns = 0; /* after the sleep, look at the pidfds at the next progress */
+  ucs_status_t st = ucp_worker_arm(S.worker);
+  atomic_store_explicit(&S.in_progress, 0, memory_order_release);
+  if (st != UCS_OK && st != UCS_ERR_BUSY)
+    skn_log("UCX transport: ucp_worker_arm: %s", ucs_status_string(st));
+  return st == UCS_OK;
+}
+
 int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if (!hooks || !hooks->deliver || !hooks->deliver_rndv) {
     skn_log("UCX transport: init needs deliver and deliver_rndv hooks");
@@ -575,7 +615,7 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   ucp_params_t params = {
       .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                     UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME,
-      .features = UCP_FEATURE_AM,
+      .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
       .mt_workers_shared = 0,
       .estimated_num_eps = (size_t)pmi->nprocs,
       .name = "skein",
@@ -617,6 +657,7 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if (publish_address() != SKN_NET_OK) goto cleanup_peers;
   for (int q = 0; q < pmi->nprocs; q++)
     if (setup_peer(&S.peers[q]) != SKN_NET_OK) goto cleanup_peers;
+  if (make_epoll() != SKN_NET_OK) goto cleanup_peers;
   return SKN_NET_OK;
 
 cleanup_peers:
@@ -726,6 +767,7 @@ int skn_net_finalize(void) {
   }
   free(S.peers);
   S.peers = NULL;
+  close(S.epfd);
   while (S.free_recs) {
     send_rec *r = S.free_recs;
     S.free_recs = r->next;

@@ -93,6 +93,13 @@ SKN_INTERNAL void skn_net_discard(skn_net_rndv *handle);
  * progress makes it return false at once. */
 SKN_INTERNAL bool skn_net_progress(void);
 
+/* Sleeping while idle: a worker with nothing to run calls skn_net_arm(); if it returns
+ * true, it may block in poll/epoll_wait on skn_net_event_fd() (readable when a message
+ * arrives, an operation completes or a local peer process ends) and then call progress.
+ * False: events are pending (or another thread is progressing): progress, do not sleep. */
+SKN_INTERNAL int skn_net_event_fd(void);
+SKN_INTERNAL bool skn_net_arm(void);
+
 /* Process holding world rank r (block distribution, see skn_pmi_block), -1 if out of
  * range. */
 SKN_INTERNAL int skn_net_proc_of(int world_rank);

@@ -15,14 +15,18 @@
  *                       the receiver has taken the message
  *   net_test threads    one thread per local rank sends to every remote rank (mixed sizes)
  *                       and progresses while the main thread receives; order per rank pair
+ *   net_test sleep      process 1 waits only by sleeping on skn_net_event_fd between
+ *                       messages sent 20 ms apart
  *   net_test kill V     every process sends to every other; then process V announces its
  *                       time and kills itself (SIGKILL); the others (ignoring the launcher's
- *                       SIGTERM) must get peer_failed for V and print the delay
+ *                       SIGTERM) must get peer_failed for V, sleeping on the fd meanwhile,
+ *                       and print the delay
  * Process 0's rank count comes from the launcher (-n): several ranks per process are used
  * as destinations in `order`. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +144,17 @@ static void fail_stats(const char *what, int i) {
        (unsigned long long)st.sent_eager, (unsigned long long)st.sent_rndv,
        (unsigned long long)st.delivered_eager, (unsigned long long)st.delivered_rndv,
        (unsigned long long)st.held);
+}
+
+/* Waits like an idle worker: progress while there is something, else arm and sleep on the
+ * transport's fd. A sleep of 5 s means a missed wake-up: fail. */
+static int sleeps;
+static void progress_or_sleep(void) {
+  if (skn_net_progress() || !skn_net_arm()) return;
+  struct pollfd p = {.fd = skn_net_event_fd(), .events = POLLIN};
+  int n = poll(&p, 1, 5000);
+  if (n == 0) FAIL("slept 5 s on the transport's fd without a wake-up");
+  sleeps++;
 }
 
 static item *take(void) {
@@ -362,6 +377,44 @@ static void mode_threads(void) {
   for (int i = 0; i < pi.nranks; i++) pthread_join(t[i], NULL);
 }
 
+/* sleep: process 1 waits only by sleeping on the fd between messages that process 0 sends
+ * 20 ms apart (eager and rendezvous; the rendezvous completion needs process 1 awake). */
+static void mode_sleep(void) {
+  const int n = 16;
+  if (pi.proc == 0) {
+    uint8_t *b = malloc(200000);
+    for (int i = 0; i < n; i++) {
+      size_t len = mix_sizes[i % NMIX];
+      fill(b, len, pi.first_rank, world_of(1), i);
+      uint64_t t = now_ns() + 20000000u;
+      while (now_ns() < t) skn_net_progress();
+      compl c;
+      send_msg(1, world_of(1), i, b, len, 0, 0, &c);
+      wait_compl(&c, 1, "send");
+    }
+    free(b);
+  } else if (pi.proc == 1) {
+    for (int i = 0; i < n; i++) {
+      while (!inbox_head) progress_or_sleep();
+      item *it = take();
+      size_t len = it->env.bytes;
+      if (it->h) {
+        it->data = malloc(len ? len : 1);
+        compl f = {0};
+        int rc = skn_net_fetch(it->h, it->data, len, on_done, &f);
+        if (rc == SKN_NET_OK) f.done = 1;
+        else if (rc != SKN_NET_INPROGRESS) FAIL("fetch: %d", rc);
+        while (!f.done) progress_or_sleep();
+        if (f.status != SKN_NET_OK) FAIL("fetch status %d", f.status);
+      }
+      check(it->data, len, world_of(0), pi.first_rank, i);
+      item_free(it);
+    }
+    printf("proc 1: slept %d times on the transport's fd\n", sleeps);
+    if (sleeps < n) FAIL("only %d sleeps for %d messages sent 20 ms apart", sleeps, n);
+  }
+}
+
 #define NRNDV 8
 static void mode_delayed(bool discard) {
   const size_t n = 1 << 20;
@@ -479,7 +532,7 @@ static void mode_kill(int victim) {
     raise(SIGKILL);
   }
   uint64_t end = now_ns() + 60000000000ull;
-  while (failed_proc < 0 && now_ns() < end) skn_net_progress();
+  while (failed_proc < 0 && now_ns() < end) progress_or_sleep(); /* as an idle worker would */
   if (failed_proc != victim) FAIL("peer_failed named process %d, expected %d", failed_proc, victim);
   double ms = (double)(failed_at - t_kill) / 1e6;
   printf("proc %d: detected the death of process %d after %.1f ms\n", pi.proc, victim, ms);
@@ -513,6 +566,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "discard")) mode_delayed(true);
   else if (!strcmp(mode, "sync")) mode_sync();
   else if (!strcmp(mode, "threads")) mode_threads();
+  else if (!strcmp(mode, "sleep")) mode_sleep();
   else if (!strcmp(mode, "kill") && argc > 2) mode_kill(atoi(argv[2]));
   else FAIL("unknown mode %s", mode);
   if (inbox_count) FAIL("%d unexpected messages left", inbox_count);

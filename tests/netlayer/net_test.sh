@@ -36,14 +36,18 @@ order_swap_p3_tcp) ARGS=(order); normal 3 SKEIN_NET_TEST_SWAP=1 UCX_TLS=tcp
 threads_p2_n8)    run "$SKEINRUN" -n 8 --procs 2 "$PROG" threads; expect_rc 0; expect_passes 2 ;;
 threads_p3_n9_tcp) run env UCX_TLS=tcp "$SKEINRUN" -n 9 --procs 3 "$PROG" threads; expect_rc 0; expect_passes 3 ;;
 delayed_p2)       ARGS=(delayed); normal 2 ;;
+sleep_p2)         ARGS=(sleep); normal 2; expect_out '^proc 1: slept [0-9]+ times' ;;
+sleep_p2_tcp)     ARGS=(sleep); normal 2 UCX_TLS=tcp; expect_out '^proc 1: slept [0-9]+ times' ;;
 delayed_p2_tcp)   ARGS=(delayed); normal 2 UCX_TLS=tcp ;;
 discard_p2)       ARGS=(discard); normal 2 ;;
 discard_p2_tcp)   ARGS=(discard); normal 2 UCX_TLS=tcp ;;
 sync_p2)          ARGS=(sync); normal 2 ;;
 sync_p2_tcp)      ARGS=(sync); normal 2 UCX_TLS=tcp ;;
-kill9_p3|kill9_p4_peer_tcp)
+kill9_p3|kill9_p3_tcp|kill9_p4_peer_tcp)
   if [[ $case_ == kill9_p3 ]]; then
     run "$SKEINRUN" --procs 3 "$PROG" kill 1; np=3; victim=1
+  elif [[ $case_ == kill9_p3_tcp ]]; then # same host over tcp: pidfd or UCX, whichever is first
+    run env UCX_TLS=tcp "$SKEINRUN" --procs 3 "$PROG" kill 1; np=3; victim=1
   else # every peer treated as remote: UCX's own error detection, over tcp only
     run env SKEIN_NET_ERRMODE=peer UCX_TLS=tcp "$SKEINRUN" --procs 4 "$PROG" kill 2; np=4; victim=2
   fi
