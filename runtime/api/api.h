@@ -82,6 +82,12 @@ static inline void skn_api_enter(skn_rank *me, const char *fn, const char *origi
 }
 static inline void skn_api_leave(skn_rank *me) { me->call.fn = NULL; }
 
+/* Refuses, with MPI_ERR_COMM, a call the standard defines on intracommunicators only. */
+static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, const char *fn) {
+  if (SKN_LIKELY(!skn_comm_is_inter(v->comm))) return MPI_SUCCESS;
+  return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
+}
+
 /* Completes a finished request for the user: status, error, handle release. */
 SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r, MPI_Status *st);
 /* The request instance that actually completes: r itself, or a persistent request's

@@ -427,7 +427,8 @@ int PMPI_Type_get_name(MPI_Datatype t, char *name, int *resultlen) {
   static const char fn[] = "MPI_Type_get_name";
   skn_rank *me = skn_api_self(fn);
   const skn_dtype *d = skn_api_dtype_any(me, t);
-  if (!d) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
+  if (!d)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
   if (!name || !resultlen) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "type_name or resultlen NULL");
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, false);

@@ -648,7 +648,7 @@ static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, 
   const skn_dtype *t;
   int rc;
   if ((rc = begin(&x, fn, comm))) return rc;
-  if (is_inter(&x)) return skn_api_error(x.me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
+  if ((rc = skn_api_intra_only(x.me, x.v, comm, fn))) return rc;
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;

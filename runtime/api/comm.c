@@ -19,12 +19,6 @@ static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, 
   return MPI_SUCCESS;
 }
 
-/* Refuses the calls that Skein implements for intracommunicators only. */
-static int intra_only(skn_rank *me, skn_comm_view *v, MPI_Comm comm, const char *fn) {
-  if (!skn_comm_is_inter(v->comm)) return MPI_SUCCESS;
-  return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not supported on an intercommunicator");
-}
-
 int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler;
@@ -127,7 +121,8 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
     for (int i = 0; i < m; i++)
       if (mk[i].rank == my_s) my_new = i;
     if (my_new == 0 && !inter) a.result = skn_comm_create(m, members);
-    if (my_new == 0 && inter && mr > 0 && c->bridge_off == 0) a.result = skn_intercomm_create(m, members, mr, members + m);
+    if (my_new == 0 && inter && mr > 0 && c->bridge_off == 0)
+      a.result = skn_intercomm_create(m, members, mr, members + m);
   }
   skn_coll_barrier(me, sync); /* creators have created theirs */
   skn_comm *nc = NULL;
@@ -351,7 +346,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
   if (tag < 0) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be in [0, %d])", tag, SKN_TAG_UB);
   if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
-  int rc = intra_only(me, v, comm, fn);
+  int rc = skn_api_intra_only(me, v, comm, fn);
   if (rc != MPI_SUCCESS) return rc;
   skn_comm *c = v->comm;
   int errh = v->errhandler, my = -1;
@@ -445,7 +440,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
   skn_rank *me = skn_api_self(fn);
   skn_comm_view *v = skn_api_comm(me, local_comm);
   if (!v) return comm_error(me, local_comm, fn);
-  int rc = intra_only(me, v, local_comm, fn);
+  int rc = skn_api_intra_only(me, v, local_comm, fn);
   if (rc != MPI_SUCCESS) return rc;
   if (!newintercomm) return skn_api_error(me, local_comm, MPI_ERR_ARG, fn, "newintercomm=NULL");
   skn_comm *c = v->comm;

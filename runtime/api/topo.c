@@ -163,12 +163,6 @@ static int begin(tctx *x, const char *fn, MPI_Comm comm, int kind) {
   return MPI_SUCCESS;
 }
 
-/* Topologies attach to intracommunicators only. */
-static int intra_only(tctx *x) {
-  if (!skn_comm_is_inter(x->v->comm)) return MPI_SUCCESS;
-  return skn_api_error(x->me, x->comm, MPI_ERR_COMM, x->fn, "not defined on an intercommunicator");
-}
-
 #define ARG_ERR(x, ...) skn_api_error((x)->me, (x)->comm, MPI_ERR_ARG, (x)->fn, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ creating communicators */
@@ -256,7 +250,7 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
   (void)reorder; /* every rank of a process is as close to every other: keep the order */
   tctx x;
   int rc, n = 0;
-  if ((rc = begin(&x, "MPI_Cart_create", comm, 0)) || (rc = intra_only(&x)) ||
+  if ((rc = begin(&x, "MPI_Cart_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
       (rc = check_cart(&x, ndims, dims, periods, true, &n)))
     return rc;
   if (!comm_cart) return ARG_ERR(&x, "comm_cart=NULL");
@@ -519,7 +513,7 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_create", comm, 0)) || (rc = intra_only(&x)) ||
+  if ((rc = begin(&x, "MPI_Graph_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
       (rc = check_graph(&x, nnodes, index, edges)))
     return rc;
   if (!comm_graph) return ARG_ERR(&x, "comm_graph=NULL");
@@ -733,7 +727,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_create_adjacent", comm, 0)) || (rc = intra_only(&x))) return rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_create_adjacent", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
+    return rc;
   if (indegree < 0 || outdegree < 0) return ARG_ERR(&x, "indegree=%d outdegree=%d", indegree, outdegree);
   if ((rc = check_ranks_list(&x, "sources", indegree, sources)) ||
       (rc = check_ranks_list(&x, "destinations", outdegree, destinations)))
@@ -755,7 +750,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_create", comm, 0)) || (rc = intra_only(&x))) return rc;
+  if ((rc = begin(&x, "MPI_Dist_graph_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
+    return rc;
   if (n < 0) return ARG_ERR(&x, "n=%d", n);
   if (n > 0 && !degrees) return ARG_ERR(&x, "degrees=NULL");
   if ((rc = check_ranks_list(&x, "sources", n, sources))) return rc;

@@ -175,12 +175,6 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   raise(sig);
 }
 
-static bool handler_is_ucx(const struct sigaction *sa) {
-  void *fn = (sa->sa_flags & SA_SIGINFO) ? (void *)sa->sa_sigaction : (void *)sa->sa_handler;
-  Dl_info di;
-  return fn && dladdr(fn, &di) && di.dli_fname && strstr(di.dli_fname, "/libucs.");
-}
-
 static void install_signal_handlers(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -190,9 +184,8 @@ static void install_signal_handlers(void) {
   int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     struct sigaction old;
-    /* leave handlers installed by sanitizers or debuggers alone, but not UCX's: libucs
-     * installs a backtrace printer when it loads, which knows nothing of ranks */
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL && !handler_is_ucx(&old)) continue;
+    /* leave handlers installed by sanitizers or debuggers alone */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL) continue;
     sigaction(sigs[i], &sa, NULL);
   }
 }

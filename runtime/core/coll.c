@@ -20,8 +20,7 @@ typedef struct skn_barrier_group {
 } __attribute__((aligned(SKN_CACHELINE))) skn_barrier_group;
 
 typedef struct skn_barrier_groups {
-  int ngroups;  /* workers with members: the parties of the communicator-wide stage */
-  int nworkers; /* entries in by_worker */
+  int ngroups; /* workers with members: the parties of the communicator-wide stage */
   skn_barrier_group by_worker[];
   /* followed by the groups' wait slots, 2 per member */
 } skn_barrier_groups;
@@ -41,7 +40,6 @@ static skn_barrier_groups *groups_of(skn_comm *c) {
   gs = aligned_alloc(SKN_CACHELINE, (bytes + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
   if (!gs) return NULL;
   memset(gs, 0, bytes);
-  gs->nworkers = nw;
   for (int i = 0; i < c->size; i++) gs->by_worker[worker_of(c->members[i])].n++;
   skn_unit **slots = (skn_unit **)((char *)gs + head);
   for (int w = 0; w < nw; w++) {
@@ -129,10 +127,6 @@ void skn_coll_publish(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_barrier(NULL, c);
 }
 
-static inline char *at(const void *buf, size_t elems, const skn_dtype *t) {
-  return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;
-}
-
 void skn_coll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_publish(c, rank, a);
   if (rank != a->root) {
@@ -149,7 +143,7 @@ void skn_coll_gather(skn_comm *c, int rank, skn_coll_args *a) {
   if (a->sbuf != MPI_IN_PLACE) {
     size_t off = r->rdispls ? (size_t)r->rdispls[rank] : (size_t)rank * r->rcount;
     size_t cnt = r->rcounts ? (size_t)r->rcounts[rank] : r->rcount;
-    skn_dt_copy(at(r->rbuf, off, r->rt), cnt, r->rt, a->sbuf, a->scount, a->st);
+    skn_dt_copy(skn_coll_at(r->rbuf, off, r->rt), cnt, r->rt, a->sbuf, a->scount, a->st);
   }
   skn_coll_barrier(NULL, c);
 }
@@ -161,7 +155,7 @@ void skn_coll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   if (a->rbuf != MPI_IN_PLACE) {
     size_t off = r->sdispls ? (size_t)r->sdispls[rank] : (size_t)rank * r->scount;
     size_t cnt = r->scounts ? (size_t)r->scounts[rank] : r->scount;
-    skn_dt_copy(a->rbuf, a->rcount, a->rt, at(r->sbuf, off, r->st), cnt, r->st);
+    skn_dt_copy(a->rbuf, a->rcount, a->rt, skn_coll_at(r->sbuf, off, r->st), cnt, r->st);
   }
   skn_coll_barrier(NULL, c);
 }
@@ -178,9 +172,10 @@ void skn_coll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
     if (s->sbuf == MPI_IN_PLACE) { /* j's block is in j's receive buffer */
       size_t soff = s->rdispls ? (size_t)s->rdispls[j] : (size_t)j * s->rcount;
       size_t scnt = s->rcounts ? (size_t)s->rcounts[j] : s->rcount;
-      skn_dt_copy(at(a->rbuf, doff, a->rt), dcnt, a->rt, at(s->rbuf, soff, s->rt), scnt, s->rt);
+      skn_dt_copy(skn_coll_at(a->rbuf, doff, a->rt), dcnt, a->rt, skn_coll_at(s->rbuf, soff, s->rt), scnt,
+                  s->rt);
     } else {
-      skn_dt_copy(at(a->rbuf, doff, a->rt), dcnt, a->rt, s->sbuf, s->scount, s->st);
+      skn_dt_copy(skn_coll_at(a->rbuf, doff, a->rt), dcnt, a->rt, s->sbuf, s->scount, s->st);
     }
   }
   skn_coll_barrier(NULL, c);
@@ -216,10 +211,10 @@ void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
     /* w variants give displacements in bytes, the others in elements */
     bool sw = s_in_place ? s->rts != NULL : s->sts != NULL;
     const char *src = sdispls ? (const char *)sbase + (sw ? sdispls[rank] : sdispls[rank] * st->extent)
-                              : at(sbase, (size_t)rank * scount, st);
+                              : skn_coll_at(sbase, (size_t)rank * scount, st);
     size_t scnt = scounts ? (size_t)scounts[rank] : scount;
     char *d = a->rdispls ? (char *)dst + (a->rts ? a->rdispls[j] : a->rdispls[j] * rt->extent)
-                         : at(dst, (size_t)j * a->rcount, rt);
+                         : skn_coll_at(dst, (size_t)j * a->rcount, rt);
     size_t dcnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
     skn_dt_copy(d, dcnt, rt, src, scnt, st);
   }
@@ -241,23 +236,18 @@ size_t skn_coll_span(size_t n, const skn_dtype *t) {
 static inline const void *input_of(const skn_coll_args *s) { return s->sbuf == MPI_IN_PLACE ? s->rbuf : s->sbuf; }
 
 /* Built right to left so that non-commutative user ops see (a op b), the standard's order. */
-void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int first, int last, size_t lo,
-                             size_t hi, void *acc) {
+void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int last, size_t lo, size_t hi,
+                             void *acc) {
   size_t n = hi - lo;
-  if (n == 0 || last < first) return;
+  if (n == 0 || last < 0) return;
   const skn_dtype *t = a->st;
-  memcpy(acc, at(input_of(slots[last]), lo, t), skn_coll_span(n, t));
+  memcpy(acc, skn_coll_at(input_of(slots[last]), lo, t), skn_coll_span(n, t));
   int len = (int)n, dth = a->dt_handle;
-  for (int k = last - 1; k >= first; k--) {
-    const void *src = at(input_of(slots[k]), lo, t);
+  for (int k = last - 1; k >= 0; k--) {
+    const void *src = skn_coll_at(input_of(slots[k]), lo, t);
     if (a->user_fn) a->user_fn((void *)(uintptr_t)src, acc, &len, &dth);
     else skn_op_apply(a->op, dth & 0xffffff, src, acc, n);
   }
-}
-
-static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
-  *lo = count * (size_t)i / (size_t)parts;
-  *hi = count * (size_t)(i + 1) / (size_t)parts;
 }
 
 /* Small allreduce: every member reduces the whole vector itself, which saves the
@@ -389,7 +379,7 @@ static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
   if (skn_coll_span(a->scount, a->st) <= SKN_TINY_ALLREDUCE && allreduce_tiny(c, rank, a)) return SKN_OK;
   skn_coll_publish(c, rank, a);
   char acc[SKN_SMALL_ALLREDUCE];
-  skn_coll_reduce_members(c->slots, a, 0, c->size - 1, 0, a->scount, acc);
+  skn_coll_reduce_members(c->slots, a, c->size - 1, 0, a->scount, acc);
   if (a->sbuf != MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
   skn_coll_barrier(NULL, c); /* our input is no longer read by anyone */
   if (a->sbuf == MPI_IN_PLACE) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
@@ -401,25 +391,27 @@ skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
   if (all && skn_coll_span(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
   skn_coll_publish(c, rank, a);
   size_t lo, hi;
-  chunk(a->scount, c->size, rank, &lo, &hi);
+  skn_coll_chunk(a->scount, c->size, rank, &lo, &hi);
   char stackbuf[512];
   size_t bytes = skn_coll_span(hi - lo, a->st);
   void *acc = bytes <= sizeof stackbuf ? stackbuf : malloc(bytes);
   skn_status st = acc ? SKN_OK : SKN_ERR_NOMEM;
-  if (acc) skn_coll_reduce_members(c->slots, a, 0, c->size - 1, lo, hi, acc);
+  if (acc) skn_coll_reduce_members(c->slots, a, c->size - 1, lo, hi, acc);
   if (all) {
     /* Our chunk of our own input is read by us alone, so writing it now is safe. */
-    if (acc && hi > lo) skn_dt_copy(at(a->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
+    if (acc && hi > lo) skn_dt_copy(skn_coll_at(a->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
     skn_coll_barrier(NULL, c);
     for (int j = 0; j < c->size; j++) { /* gather the other chunks from their owners */
       if (j == rank) continue;
       size_t jl, jh;
-      chunk(a->scount, c->size, j, &jl, &jh);
-      if (jh > jl) skn_dt_copy(at(a->rbuf, jl, a->st), jh - jl, a->st, at(c->slots[j]->rbuf, jl, a->st), jh - jl, a->st);
+      skn_coll_chunk(a->scount, c->size, j, &jl, &jh);
+      if (jh > jl)
+        skn_dt_copy(skn_coll_at(a->rbuf, jl, a->st), jh - jl, a->st, skn_coll_at(c->slots[j]->rbuf, jl, a->st),
+                    jh - jl, a->st);
     }
   } else if (acc && hi > lo) {
     void *root_buf = c->slots[a->root]->rbuf;
-    skn_dt_copy(at(root_buf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
+    skn_dt_copy(skn_coll_at(root_buf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
   }
   skn_coll_barrier(NULL, c);
   if (acc != stackbuf) free(acc);
@@ -434,7 +426,7 @@ skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   size_t hi = lo + (a->rcounts ? (size_t)a->rcounts[rank] : a->rcount);
   size_t bytes = skn_coll_span(hi - lo, a->st);
   void *acc = malloc(bytes ? bytes : 1);
-  if (acc) skn_coll_reduce_members(c->slots, a, 0, c->size - 1, lo, hi, acc);
+  if (acc) skn_coll_reduce_members(c->slots, a, c->size - 1, lo, hi, acc);
   skn_coll_barrier(NULL, c); /* inputs (possibly our receive buffer) are no longer read */
   if (acc && hi > lo) skn_dt_copy(a->rbuf, hi - lo, a->st, acc, hi - lo, a->st);
   free(acc);
@@ -447,7 +439,7 @@ skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive
   int last = exclusive ? rank - 1 : rank;
   size_t bytes = skn_coll_span(a->scount, a->st);
   void *acc = last >= 0 ? malloc(bytes ? bytes : 1) : NULL;
-  if (acc) skn_coll_reduce_members(c->slots, a, 0, last, 0, a->scount, acc);
+  if (acc) skn_coll_reduce_members(c->slots, a, last, 0, a->scount, acc);
   skn_coll_barrier(NULL, c);
   if (acc && a->scount) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
   free(acc);

@@ -541,10 +541,19 @@ SKN_INTERNAL void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
 SKN_INTERNAL skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
-/* The kernel shared with core/coll.c: acc = input(first) op ... op input(last), elements
+/* Shared by coll.c and intercoll.c: acc = input(0) op ... op input(last), elements
  * [lo, hi), where input(k) reads slots[k] of `slots`. */
-SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int first, int last,
-                                          size_t lo, size_t hi, void *acc);
+SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int last, size_t lo,
+                                          size_t hi, void *acc);
+/* Element `elems` of a typed buffer. */
+static inline char *skn_coll_at(const void *buf, size_t elems, const skn_dtype *t) {
+  return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;
+}
+/* Part i of `parts` near-equal parts of [0, count). */
+static inline void skn_coll_chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
+  *lo = count * (size_t)i / (size_t)parts;
+  *hi = count * (size_t)(i + 1) / (size_t)parts;
+}
 SKN_INTERNAL size_t skn_coll_span(size_t n, const skn_dtype *t);
 
 /* Predefined reduction kernels (op.c); op and type are handle indexes. */

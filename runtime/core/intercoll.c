@@ -9,10 +9,6 @@
 
 #include "core.h"
 
-static inline char *at(const void *buf, size_t elems, const skn_dtype *t) {
-  return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;
-}
-
 /* Publishes a; returns the remote group's slots. */
 static skn_coll_args **publish(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_publish(c->bridge, c->bridge_off + rank, a);
@@ -39,7 +35,7 @@ void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
     const skn_coll_args *r = remote[a->root];
     size_t off = r->rdispls ? (size_t)r->rdispls[rank] : (size_t)rank * r->rcount;
     size_t cnt = r->rcounts ? (size_t)r->rcounts[rank] : r->rcount;
-    skn_dt_copy(at(r->rbuf, off, r->rt), cnt, r->rt, a->sbuf, a->scount, a->st);
+    skn_dt_copy(skn_coll_at(r->rbuf, off, r->rt), cnt, r->rt, a->sbuf, a->scount, a->st);
   }
   done(c);
 }
@@ -50,7 +46,7 @@ void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
     const skn_coll_args *r = remote[a->root];
     size_t off = r->sdispls ? (size_t)r->sdispls[rank] : (size_t)rank * r->scount;
     size_t cnt = r->scounts ? (size_t)r->scounts[rank] : r->scount;
-    skn_dt_copy(a->rbuf, a->rcount, a->rt, at(r->sbuf, off, r->st), cnt, r->st);
+    skn_dt_copy(a->rbuf, a->rcount, a->rt, skn_coll_at(r->sbuf, off, r->st), cnt, r->st);
   }
   done(c);
 }
@@ -62,7 +58,7 @@ void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
     const skn_coll_args *s = remote[j];
     size_t off = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
     size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
-    skn_dt_copy(at(a->rbuf, off, a->rt), cnt, a->rt, s->sbuf, s->scount, s->st);
+    skn_dt_copy(skn_coll_at(a->rbuf, off, a->rt), cnt, a->rt, s->sbuf, s->scount, s->st);
   }
   done(c);
 }
@@ -75,28 +71,23 @@ void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
     const skn_coll_args *s = remote[j];
     const skn_dtype *st = s->sts ? s->sts[rank] : s->st;
     const char *src = s->sdispls ? (const char *)s->sbuf + (s->sts ? s->sdispls[rank] : s->sdispls[rank] * st->extent)
-                                 : at(s->sbuf, (size_t)rank * s->scount, st);
+                                 : skn_coll_at(s->sbuf, (size_t)rank * s->scount, st);
     size_t scnt = s->scounts ? (size_t)s->scounts[rank] : s->scount;
     const skn_dtype *rt = a->rts ? a->rts[j] : a->rt;
     char *dst = a->rdispls ? (char *)a->rbuf + (a->rts ? a->rdispls[j] : a->rdispls[j] * rt->extent)
-                           : at(a->rbuf, (size_t)j * a->rcount, rt);
+                           : skn_coll_at(a->rbuf, (size_t)j * a->rcount, rt);
     size_t rcnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
     skn_dt_copy(dst, rcnt, rt, src, scnt, st);
   }
   done(c);
 }
 
-static inline void chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
-  *lo = count * (size_t)i / (size_t)parts;
-  *hi = count * (size_t)(i + 1) / (size_t)parts;
-}
-
 /* My chunk [lo, hi) of the reduction of my group's inputs, in a buffer the caller frees. */
 static void *reduce_my_chunk(skn_comm *c, int rank, const skn_coll_args *a, size_t total, size_t *lo, size_t *hi) {
-  chunk(total, c->size, rank, lo, hi);
+  skn_coll_chunk(total, c->size, rank, lo, hi);
   size_t bytes = skn_coll_span(*hi - *lo, a->st);
   void *acc = malloc(bytes ? bytes : 1);
-  if (acc) skn_coll_reduce_members(local_slots(c), a, 0, c->size - 1, *lo, *hi, acc);
+  if (acc) skn_coll_reduce_members(local_slots(c), a, c->size - 1, *lo, *hi, acc);
   return acc;
 }
 
@@ -112,7 +103,7 @@ skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
     if (!acc) st = SKN_ERR_NOMEM;
     else if (hi > lo)
       for (int j = all ? 0 : a->root; j < (all ? c->rsize : a->root + 1); j++)
-        skn_dt_copy(at(remote[j]->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
+        skn_dt_copy(skn_coll_at(remote[j]->rbuf, lo, a->st), hi - lo, a->st, acc, hi - lo, a->st);
     free(acc);
   }
   done(c);
@@ -131,7 +122,8 @@ skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
     size_t block_hi = block_lo + (r->rcounts ? (size_t)r->rcounts[j] : r->rcount);
     size_t from = lo > block_lo ? lo : block_lo, to = hi < block_hi ? hi : block_hi;
     if (to > from)
-      skn_dt_copy(at(r->rbuf, from - block_lo, a->st), to - from, a->st, at(acc, from - lo, a->st), to - from, a->st);
+      skn_dt_copy(skn_coll_at(r->rbuf, from - block_lo, a->st), to - from, a->st, skn_coll_at(acc, from - lo, a->st),
+                  to - from, a->st);
     block_lo = block_hi;
   }
   bool ok = acc != NULL;

@@ -130,8 +130,6 @@ static inline skn_unit *ready_pop(skn_worker *w) {
   return u;
 }
 
-
-
 /* ------------------------------------------------------------------ busy accounting */
 
 static inline void busy_up(void) {
