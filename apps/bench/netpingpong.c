@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
   if (reps < 1 || reps > 99 || window < 1) die("bad --reps or --window");
   if (skn_pmi_init(&pi) != SKN_PMI_OK) die("skn_pmi_init");
   if (pi.nprocs != 2) die("run with skeinrun --procs 2");
-  skn_net_hooks hooks = {.deliver = on_deliver, .deliver_rndv = on_rndv};
+  skn_net_hooks hooks = {.deliver = on_deliver, .deliver_rndv = on_rndv, .pmi = &skn_net_pmi_static};
   if (skn_net_init(&pi, &hooks) != SKN_NET_OK) die("skn_net_init");
   size_t max = 1;
   for (int k = 0; k < nsizes; k++) max = sizes[k] > max ? sizes[k] : max;

@@ -71,5 +71,11 @@ static inline void skn_pmi_block(int world_size, int nprocs, int p, int *first, 
   *count = base + (p < extra);
   *first = p * base + (p < extra ? p : extra);
 }
+/* The inverse: the process holding world rank r (0 <= r < world_size). */
+static inline int skn_pmi_block_proc(int world_size, int nprocs, int r) {
+  int base = world_size / nprocs, extra = world_size % nprocs;
+  int big = extra * (base + 1); /* ranks held by the first `extra` processes */
+  return r < big ? r / (base + 1) : extra + (r - big) / base;
+}
 
 #endif

@@ -112,10 +112,7 @@ static struct {
 int skn_net_proc_of(int r) {
   const skn_pmi_info *pi = S.pmi;
   if (r < 0 || r >= pi->world_size) return -1;
-  int base = pi->world_size / pi->nprocs, extra = pi->world_size % pi->nprocs;
-  int big = extra * (base + 1); /* ranks held by the first `extra` processes */
-  if (r < big) return r / (base + 1);
-  return extra + (r - big) / base;
+  return skn_pmi_block_proc(pi->world_size, pi->nprocs, r);
 }
 
 static send_rec *rec_alloc(void) {
@@ -170,7 +167,7 @@ static ucp_ep_h get_ep(peer *p) {
   if (ep) goto out;
   void *blob = NULL;
   size_t len = 0;
-  if (skn_pmi_get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) goto out;
+  if (S.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) goto out;
   blob_head h;
   if (len < sizeof h || (memcpy(&h, blob, sizeof h), h.magic != BLOB_MAGIC) ||
       len != sizeof h + h.addr_len) {
@@ -518,10 +515,10 @@ static int publish_address(void) {
   memcpy(blob, &h, sizeof h);
   memcpy(blob + sizeof h, addr, addr_len);
   ucp_worker_release_address(S.worker, addr);
-  int rc = skn_pmi_put(ADDR_KEY, blob, len);
+  int rc = S.hooks.pmi->put(ADDR_KEY, blob, len);
   free(blob);
   if (rc != SKN_PMI_OK) return SKN_NET_ERR;
-  return skn_pmi_fence() == SKN_PMI_OK ? SKN_NET_OK : SKN_NET_ERR;
+  return S.hooks.pmi->fence() == SKN_PMI_OK ? SKN_NET_OK : SKN_NET_ERR;
 }
 
 /* Same host and pid namespace: watch the process through a pidfd, and let the endpoint use
@@ -529,11 +526,11 @@ static int publish_address(void) {
 static int setup_peer(peer *p) {
   p->pidfd = -1;
   p->errmode_peer = true;
-  if (p->proc == S.pmi->proc || S.errmode_all_peer || skn_pmi_node_of(p->proc) != S.pmi->node)
+  if (p->proc == S.pmi->proc || S.errmode_all_peer || S.hooks.pmi->node_of(p->proc) != S.pmi->node)
     return SKN_NET_OK; /* SKEIN_NET_ERRMODE=peer: every process is treated as remote */
   void *blob = NULL;
   size_t len = 0;
-  if (skn_pmi_get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return SKN_NET_ERR;
+  if (S.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return SKN_NET_ERR;
   blob_head h, mine;
   host_id(mine.host_id, sizeof mine.host_id);
   bool ok = len >= sizeof h;
@@ -593,8 +590,8 @@ bool skn_net_arm(void) {
 }
 
 int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
-  if (!hooks || !hooks->deliver || !hooks->deliver_rndv) {
-    skn_log("UCX transport: init needs deliver and deliver_rndv hooks");
+  if (!hooks || !hooks->deliver || !hooks->deliver_rndv || !hooks->pmi) {
+    skn_log("UCX transport: init needs deliver and deliver_rndv hooks and PMI calls");
     return SKN_NET_INVAL;
   }
   S.pmi = pmi;
@@ -710,7 +707,7 @@ static ucs_status_t wait_request(ucs_status_ptr_t sp, int ms) {
 
 static void *fence_main(void *arg) {
   _Atomic(int) *rc = arg;
-  atomic_store(rc, skn_pmi_fence());
+  atomic_store(rc, S.hooks.pmi->fence());
   return NULL;
 }
 
@@ -720,7 +717,7 @@ static void *fence_main(void *arg) {
 static int fence_progressing(void) {
   _Atomic(int) rc = 1; /* not a PMI status: still running */
   pthread_t t;
-  if (pthread_create(&t, NULL, fence_main, (void *)&rc) != 0) return skn_pmi_fence();
+  if (pthread_create(&t, NULL, fence_main, (void *)&rc) != 0) return S.hooks.pmi->fence();
   while (atomic_load(&rc) == 1)
     if (!skn_net_progress()) sched_yield();
   pthread_join(t, NULL);

@@ -7,6 +7,7 @@
 #ifndef SKN_NET_H
 #define SKN_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,17 @@ typedef struct skn_net_rndv skn_net_rndv;
  * or negative (SKN_NET_ERR_PEER when the peer failed). Runs inside skn_net_progress. */
 typedef void (*skn_net_done_fn)(void *arg, int status);
 
+/* The process-management calls the transport needs (skn_pmi_* of pmi.h). Passed in rather
+ * than linked: inside libskein the module is dlopen'ed and must use libskein's PMI client,
+ * the one connected to the launcher; test programs pass skn_net_pmi_static (pmi_static.c). */
+typedef struct skn_net_pmi_ops {
+  int (*put)(const char *key, const void *val, size_t len);
+  int (*fence)(void);
+  int (*get)(int proc, const char *key, void **val, size_t *len);
+  int (*node_of)(int proc);
+} skn_net_pmi_ops;
+SKN_INTERNAL extern const skn_net_pmi_ops skn_net_pmi_static;
+
 typedef struct skn_net_hooks {
   /* Eager message: data valid only during the call (copy or queue it). */
   void (*deliver)(void *hctx, const skn_net_env *env, const void *data, size_t len);
@@ -63,6 +75,7 @@ typedef struct skn_net_hooks {
    * once per process; sends to it then fail with SKN_NET_ERR_PEER. */
   void (*peer_failed)(void *hctx, int proc, const char *why);
   void *hctx;
+  const skn_net_pmi_ops *pmi;
 } skn_net_hooks;
 
 /* Creates the UCP context and worker, publishes this process's worker address
@@ -117,5 +130,24 @@ SKN_INTERNAL void skn_net_get_stats(skn_net_stats *out);
 /* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints
  * and destroys the worker. Collective; no other call may run concurrently or after. */
 SKN_INTERNAL int skn_net_finalize(void);
+
+/* What libskein finds in the dlopen'ed transport (libskein-ucx.so, symbol
+ * SKN_NET_MODULE_SYMBOL): the calls above, so that UCX is loaded only by multi-process
+ * jobs (see netlayer/README.md). */
+#define SKN_NET_MODULE_ABI 1
+#define SKN_NET_MODULE_SYMBOL "skn_net_module_v1"
+typedef struct skn_net_module {
+  int abi;
+  int (*init)(const skn_pmi_info *pmi, const skn_net_hooks *hooks);
+  int (*send)(int dst_proc, const skn_net_env *env, const void *buf, size_t len, skn_net_done_fn done, void *arg);
+  int (*ack)(const skn_net_env *env);
+  int (*fetch)(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done, void *arg);
+  void (*discard)(skn_net_rndv *handle);
+  bool (*progress)(void);
+  int (*event_fd)(void);
+  bool (*arm)(void);
+  void (*get_stats)(skn_net_stats *out);
+  int (*finalize)(void);
+} skn_net_module;
 
 #endif

@@ -110,8 +110,27 @@ static skn_status run_inter(enum coll_kind k, skn_comm *c, int rank, skn_coll_ar
   return SKN_OK;
 }
 
+static skn_status run_spanning(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
+  switch (k) {
+    case K_BARRIER: skn_xcoll_barrier(c); return SKN_OK;
+    case K_BCAST: skn_xcoll_bcast(c, rank, a); return SKN_OK;
+    case K_GATHER: skn_xcoll_gather(c, rank, a); return SKN_OK;
+    case K_SCATTER: skn_xcoll_scatter(c, rank, a); return SKN_OK;
+    case K_ALLGATHER: skn_xcoll_allgather(c, rank, a); return SKN_OK;
+    case K_ALLTOALL: return skn_xcoll_alltoall(c, rank, a);
+    case K_REDUCE: return skn_xcoll_reduce(c, rank, a, false);
+    case K_ALLREDUCE: return skn_xcoll_reduce(c, rank, a, true);
+    case K_REDUCE_SCATTER: return skn_xcoll_reduce_scatter(c, rank, a);
+    case K_SCAN: return skn_xcoll_scan(c, rank, a, false);
+    case K_EXSCAN: return skn_xcoll_scan(c, rank, a, true);
+    case K_IDUP: break;
+  }
+  return SKN_OK;
+}
+
 static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
   if (skn_comm_is_inter(c)) return run_inter(k, c, rank, a);
+  if (SKN_UNLIKELY(c->x != NULL)) return run_spanning(k, c, rank, a);
   switch (k) {
     case K_BARRIER: skn_coll_barrier(NULL, c); return SKN_OK;
     case K_BCAST: skn_coll_bcast(c, rank, a); return SKN_OK;
@@ -538,6 +557,7 @@ static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t
   if (idx >= (unsigned)x->me->nops || !x->me->ops[idx].fn)
     return skn_api_error(x->me, x->comm, MPI_ERR_OP, x->fn, "op=%#x is not a valid operation", (unsigned)op);
   a->user_fn = (void (*)(void *, void *, int *, int *))x->me->ops[idx].fn;
+  a->noncommute = !x->me->ops[idx].commute;
   return MPI_SUCCESS;
 }
 

@@ -19,9 +19,57 @@ static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, 
   return MPI_SUCCESS;
 }
 
-int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
-  skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler;
+typedef struct member_key {
+  int key, rank;
+} member_key;
+
+static int by_key(const void *x, const void *y) {
+  const member_key *a = x, *b = y;
+  return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
+}
+
+/* Split of a communicator that spans processes. The members exchange (color, key,
+ * context id offer) through an allgather; each process builds its own copy of every new
+ * communicator with members here (its first member here creates it and hands it to the
+ * others through the parent's local part), with the context id offered by the new rank
+ * 0. Returns the caller's new communicator (NULL for MPI_UNDEFINED, or when out of
+ * memory) and its rank there. */
+static skn_comm *span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank) {
+  int n = c->size, m = 0, creator = -1;
+  int offer[3] = {color, key, color == MPI_UNDEFINED ? 0 : skn_ctx_alloc()};
+  int *all = malloc(sizeof(int) * 3 * (size_t)n);
+  member_key *mk = malloc(sizeof *mk * (size_t)n);
+  skn_rank **members = malloc(sizeof *members * (size_t)n);
+  if (!all || !mk || !members)
+    skn_fatal("rank %d: out of memory creating a communicator of %d ranks", me->world_rank, n);
+  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
+  skn_coll_args g = {.sbuf = offer, .scount = 3, .st = int_t, .rbuf = all, .rcount = 3, .rt = int_t};
+  skn_xcoll_allgather(c, rank, &g);
+  skn_coll_args a = {0};
+  if (color != MPI_UNDEFINED) {
+    for (int j = 0; j < n; j++)
+      if (all[3 * j] == color) mk[m++] = (member_key){all[3 * j + 1], j};
+    qsort(mk, (size_t)m, sizeof *mk, by_key);
+    for (int i = 0; i < m; i++) {
+      members[i] = c->members[mk[i].rank];
+      if (mk[i].rank == rank) *new_rank = i;
+      if (creator < 0 && !skn_rank_is_remote(members[i])) creator = mk[i].rank;
+    }
+    if (creator == rank) a.result = skn_comm_create_ctx(all[3 * mk[0].rank + 2], m, members);
+  }
+  skn_comm *local = c->x->local;
+  skn_coll_publish(local, c->x->local_of[rank], &a);
+  skn_comm *nc = color != MPI_UNDEFINED ? local->slots[c->x->local_of[creator]]->result : NULL;
+  skn_coll_barrier(me, local); /* nobody reads the slots any more */
+  free(all);
+  free(mk);
+  free(members);
+  return nc;
+}
+
+static skn_comm *dup_shared(skn_rank *me, skn_comm *c, int rank) {
+  int new_rank = rank;
+  if (c->x) return span_split(me, c, rank, 0, rank, &new_rank); /* topologies stay in one process */
   /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
    * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
   bool inter = skn_comm_is_inter(c);
@@ -38,6 +86,12 @@ int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_v
   skn_comm *nc = sync->slots[0]->result;
   if (nc && inter && c->bridge_off != 0) nc = nc->other;
   skn_coll_barrier(me, sync);
+  return nc;
+}
+
+int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
+  int rank = v->rank, errh = v->errhandler;
+  skn_comm *nc = dup_shared(me, v->comm, rank);
   int rc = add_view(me, fn, comm, nc, rank, errh, newcomm);
   if (rc != MPI_SUCCESS) return rc;
   /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
@@ -77,14 +131,6 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 }
 SKN_WEAK_ALIAS(Comm_dup_with_info);
 
-typedef struct member_key {
-  int key, rank;
-} member_key;
-
-static int by_key(const void *x, const void *y) {
-  const member_key *a = x, *b = y;
-  return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
-}
 
 /* Members of `color` among sync's members [lo, lo + n), ordered by (key, old rank), into
  * mk; returns how many. */
@@ -109,6 +155,16 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
   skn_coll_args a = {.color = color, .key = key};
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  if (c->x) {
+    int new_rank = -1;
+    skn_comm *nc = span_split(me, c, rank, color, key, &new_rank);
+    skn_api_leave(me);
+    if (color == MPI_UNDEFINED) {
+      *newcomm = MPI_COMM_NULL;
+      return MPI_SUCCESS;
+    }
+    return add_view(me, fn, comm, nc, new_rank, errh, newcomm);
+  }
   skn_coll_publish(sync, my_s, &a);
   member_key *mk = malloc(sizeof *mk * (size_t)n);
   skn_rank **members = malloc(sizeof *members * (size_t)n);
@@ -160,8 +216,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   skn_rank *me = skn_api_self("MPI_Comm_split_type");
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
     return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_split_type", "split_type=%d", split_type);
-  /* Every member of a communicator lives in this process: they all share memory. */
-  return PMPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : 0, key, newcomm);
+  /* The ranks of one process share memory. */
+  return PMPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : me->proc, key, newcomm);
 }
 SKN_WEAK_ALIAS(Comm_split_type);
 
@@ -316,6 +372,11 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     free(members);
     return split_now(me, fn, comm, v, my >= 0 ? 0 : MPI_UNDEFINED, my, newcomm);
   }
+  if (c->x) { /* disjoint groups have distinct first members */
+    int color = my >= 0 ? g->wranks[0] : MPI_UNDEFINED;
+    free(members);
+    return split_now(me, fn, comm, v, color, my, newcomm);
+  }
   skn_api_coll_order(me, v);
   /* As in split: the group's rank 0 creates the communicator and the other members read
    * it from that rank's slot, so disjoint groups given by different ranks work too. */
@@ -353,6 +414,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
   if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = group_members(me, fn, comm, c, g, members, &my, NULL);
+  for (int i = 0; rc == MPI_SUCCESS && i < g->size; i++) /* the rendezvous is in this process */
+    if (skn_rank_is_remote(members[i]))
+      rc = skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                         "the group has ranks in several processes (not supported yet)");
   if (rc != MPI_SUCCESS || my < 0) { /* a caller outside the group gets MPI_COMM_NULL */
     free(members);
     if (rc == MPI_SUCCESS) *newcomm = MPI_COMM_NULL;
@@ -412,6 +477,11 @@ static skn_comm *leaders_agree(skn_rank *me, const char *fn, skn_comm *local, MP
                          pv->comm->rsize);
     return NULL;
   }
+  if (skn_rank_is_remote(pv->comm->rmembers[remote_leader])) { /* both leaders see it so */
+    *err = skn_api_error(me, peer_comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                         "the remote leader runs in another process (not supported yet)");
+    return NULL;
+  }
   leader_hello mine = {local, me->world_rank}, theirs;
   int rc = PMPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, remote_leader, tag, &theirs, sizeof theirs, MPI_BYTE,
                          remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
@@ -448,6 +518,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return skn_api_error(me, local_comm, MPI_ERR_RANK, fn, "local_leader=%d (communicator size %d)", local_leader,
                          c->size);
   if (tag < 0) return skn_api_error(me, local_comm, MPI_ERR_TAG, fn, "tag=%d", tag);
+  if ((rc = skn_api_one_process(me, c, local_comm, fn)) != MPI_SUCCESS) return rc;
   int rank = v->rank, errh = v->errhandler;
   skn_api_coll_order(me, v);
   /* The leader reports its own errors; the others learn the error class from its slot, so

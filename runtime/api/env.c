@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "objects.h"
+#include "../../netlayer/pmi/pmi.h"
 
 static int init_common(const char *fn, int required, int *provided) {
   skn_rank *me = skn_api_self(fn);
@@ -87,7 +88,10 @@ SKN_WEAK_ALIAS(Is_thread_main);
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
   skn_rank *me = skn_api_self("MPI_Abort");
   fflush(NULL);
-  skn_log("rank %d called MPI_Abort(%s, %d): ending the job", me->world_rank, skn_api_comm_name(me, comm), errorcode);
+  char msg[256];
+  snprintf(msg, sizeof msg, "rank %d called MPI_Abort(%s, %d)", me->world_rank, skn_api_comm_name(me, comm), errorcode);
+  if (skn_job_g.nprocs > 1) skn_pmi_abort(errorcode, msg); /* the launcher ends the other processes */
+  skn_log("%s: ending the job", msg);
   _exit(errorcode);
 }
 SKN_WEAK_ALIAS(Abort);

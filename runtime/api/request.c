@@ -580,6 +580,11 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_
   memset(&r, 0, offsetof(skn_req, cell));
   int rc = mrecv_common(me, "MPI_Mrecv", buf, count, dt, message, &r);
   if (rc) return rc;
+  if (!skn_req_done(&r)) { /* data still with a sender in another process */
+    skn_api_enter(me, "MPI_Mrecv", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    skn_req_wait(&r);
+    skn_api_leave(me);
+  }
   skn_api_set_status(status, &r);
   if (r.truncated) {
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;

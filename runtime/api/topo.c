@@ -198,6 +198,11 @@ static int add_view(tctx *x, skn_comm *nc, int my_new, int errh, MPI_Comm *out) 
 static int derive(tctx *x, int n, const int *sel, int my_new, skn_topo *t, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
   int rank = x->v->rank, errh = x->v->errhandler;
+  int rc = skn_api_one_process(x->me, c, x->comm, x->fn);
+  if (rc != MPI_SUCCESS) {
+    if (t) topo_free(t);
+    return rc;
+  }
   skn_coll_args a = {0};
   if (my_new == 0) a.result = make_comm(c, n, sel, t);
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
@@ -708,6 +713,8 @@ fail:
 static int dist_create(tctx *x, dg_args *mine, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
   int rank = x->v->rank, errh = x->v->errhandler;
+  int rc = skn_api_one_process(x->me, c, x->comm, x->fn);
+  if (rc != MPI_SUCCESS) return rc;
   skn_coll_args a = {.sbuf = mine};
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
   skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);

@@ -21,6 +21,7 @@
 #include "../sched/topo.h"
 #include "../../allocator/heap.h"
 #include "../../privatizer/runtime/priv.h"
+#include "../../netlayer/pmi/pmi.h"
 #include "boot.h"
 #include "libc_state.h"
 
@@ -218,12 +219,12 @@ static void describe_call(const skn_call *c, char *buf, size_t len) {
 
 static void on_stall(void) {
   skn_job *j = &skn_job_g;
-  int live = 0;
-  for (int i = 0; i < j->size; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
+  int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
+  for (int i = first; i < end; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
   if (live == 0) return;
   fflush(NULL);
-  skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->size);
-  for (int i = 0; i < j->size; i++) {
+  skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->nranks);
+  for (int i = first; i < end; i++) {
     skn_rank *r = j->ranks[i];
     if (r->state == SKN_RANK_EXITED) {
       skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
@@ -245,13 +246,18 @@ static void on_stall(void) {
 
 /* ------------------------------------------------------------------ start-up */
 
-static skn_heap *heap_of_rank(int i) { return skn_job_g.ranks[i]->heap; }
+static skn_heap *heap_of_rank(int i) { return skn_job_g.ranks[skn_job_g.first_rank + i]->heap; }
 
 static int boot_main(int argc, char **argv, char **envp) {
   B.argc = argc;
   B.argv = argv;
   B.envp = envp;
   skn_boot_read_config(&B.cfg);
+  /* Which ranks of the job this process runs: all of SKEIN_NP when alone (singleton),
+   * a block of them when a launcher started several processes. */
+  static skn_pmi_info pi;
+  if (skn_pmi_init(&pi) != SKN_PMI_OK) skn_fatal("cannot join the job");
+  B.cfg.nranks = pi.nranks;
   if (B.cfg.nworkers > B.cfg.nranks) B.cfg.nworkers = B.cfg.nranks;
   sched_getaffinity(0, sizeof B.process_cpus, &B.process_cpus);
   pthread_key_create(&B.thread_key, thread_done);
@@ -263,23 +269,28 @@ static int boot_main(int argc, char **argv, char **envp) {
       .bind = B.cfg.bind,
       .stall_ms = B.cfg.deadlock_ms,
   };
-  skn_sched_hooks hooks = {.poll = NULL, .stall = on_stall};
+  /* Deadlock reports need every rank of the job in view: single-process jobs only. */
+  skn_sched_hooks hooks = {.poll = pi.nprocs > 1 ? skn_remote_poll : NULL, .stall = pi.nprocs > 1 ? NULL : on_stall};
   skn_heap_init(B.cfg.nranks);
-  if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(B.cfg.nranks) != 0)
+  if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(pi.world_size, pi.nprocs, pi.proc, pi.first_rank, pi.nranks) != 0)
     skn_fatal("out of memory starting %d ranks", B.cfg.nranks);
   skn_job_g.eager_limit = B.cfg.eager_limit;
   skn_job_g.buffer_budget = B.cfg.buffer_budget;
   skn_job_g.wtime_base = 0;
 
   for (int i = 0; i < B.cfg.nranks; i++) {
-    skn_rank *r = skn_rank_create(i);
-    if (!r) skn_fatal("out of memory creating rank %d", i);
+    int world_rank = pi.first_rank + i;
+    skn_rank *r = skn_rank_create(world_rank);
+    if (!r) skn_fatal("out of memory creating rank %d", world_rank);
     /* block placement: consecutive ranks share a worker */
     int w = (int)((long long)i * B.cfg.nworkers / B.cfg.nranks);
     r->heap = skn_heap_rank_create(i, skn_topo_numa_of_worker(w));
     r->unit = skn_sched_spawn(w, rank_main, r, r);
-    if (!r->unit) skn_fatal("cannot create rank %d (stack of %zu bytes): %s", i, B.cfg.stack_size, strerror(errno));
+    if (!r->unit)
+      skn_fatal("cannot create rank %d (stack of %zu bytes): %s", world_rank, B.cfg.stack_size, strerror(errno));
   }
+  if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
+  if (pi.nprocs > 1) skn_remote_init(&pi);
   install_signal_handlers();
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */
@@ -287,6 +298,8 @@ static int boot_main(int argc, char **argv, char **envp) {
   B.running = true;
   skn_sched_run();
   B.running = false;
+  if (pi.nprocs > 1) skn_remote_finalize();
+  skn_pmi_finalize();
   skn_heap_report(B.cfg.nranks, heap_of_rank);
   real_exit(atomic_load(&skn_job_g.first_exit_code));
 }

@@ -88,6 +88,10 @@ static void wake_all(skn_spinlock *lock, skn_waitlist *wl, uintptr_t gen) {
 
 void skn_coll_barrier(skn_rank *me, skn_comm *c) {
   if (c->size == 1) return;
+  if (SKN_UNLIKELY(c->x != NULL)) {
+    skn_xcoll_barrier(c);
+    return;
+  }
   skn_barrier *b = &c->barrier;
   uintptr_t gen = atomic_load_explicit(&b->generation, memory_order_relaxed);
   skn_barrier_groups *gs = groups_of(c);

@@ -188,7 +188,12 @@ static inline bool skn_dt_sig_match(const skn_dtype *recv, const skn_dtype *send
 
 enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE };
 enum skn_send_mode { SKN_MODE_STANDARD = 0, SKN_MODE_SYNC, SKN_MODE_READY, SKN_MODE_BUFFERED };
-enum skn_proto { SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV };
+enum skn_proto {
+  SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV,
+  /* envelopes of messages from other processes (core/remote.c): data in `payload` (or the
+   * cell), or still with the sender until fetched */
+  SKN_PROTO_NET_EAGER, SKN_PROTO_NET_RNDV,
+};
 
 #define SKN_REQ_DONE ((uintptr_t)1)
 
@@ -227,6 +232,7 @@ typedef struct skn_req {
   struct skn_rank *peer;   /* send: receiving rank */
   void *payload;           /* eager copy */
   struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
+  _Atomic(uint32_t) net_pending; /* send to another process: events left (local completion, ack) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
   char cell[SKN_CELL_SIZE];
 } __attribute__((aligned(SKN_CACHELINE))) skn_req;
@@ -306,8 +312,24 @@ typedef struct skn_coll_args {
   void (*user_fn)(void *, void *, int *, int *);
   int dt_handle;          /* passed to user ops */
   int color, key;         /* communicator split */
+  bool noncommute;        /* user op declared non-commutative */
   void *result;           /* a value one member hands the others (e.g. a new communicator) */
 } skn_coll_args;
+
+/* How a communicator spans processes (set up in core/rank.c, used by core/xcoll.c).
+ * Each process has its own copy of the communicator, with the same context id and member
+ * list (other processes' ranks as proxies); collectives run in three phases: this
+ * process's members through `local` (shared memory), one representative per process over
+ * the transport, `local` again. */
+typedef struct skn_xcomm {
+  struct skn_comm *local; /* this process's members, in communicator order */
+  int *local_of;          /* comm rank -> index in local, or -1 */
+  int *proc_index;        /* comm rank -> index of its process (order of first member) */
+  int *leaders;           /* process index -> its lowest comm rank */
+  int nprocs;             /* processes with members */
+  int me;                 /* this process's index */
+  bool blocked;           /* every process holds consecutive comm ranks */
+} skn_xcomm;
 
 /* Shared by the members; immutable except for the collective state.
  * An intercommunicator is two of these, one per group, sharing one context id: each
@@ -328,6 +350,7 @@ typedef struct skn_comm {
   skn_coll_args **slots; /* one per member, valid between the publish and done barriers */
   struct skn_topo *topo; /* Cartesian / graph / distributed graph topology, or NULL (api/topo.c) */
   _Atomic(struct skn_coll_cell *) cells; /* tiny allreduce inputs: [2][size], created on first use */
+  skn_xcomm *x;          /* members in other processes: see skn_xcomm; NULL when all are here */
 } skn_comm;
 
 /* A rank's own view of a communicator. */
@@ -391,6 +414,8 @@ static inline void *skn_chunk_at(const skn_chunk_dir *d, unsigned chunk) {
 typedef struct skn_rank {
   skn_mq mq;
   int world_rank;
+  int proc;          /* process running it: skn_job_g.proc, or another one (a proxy:
+                      * nothing below `proc` is used, see core/remote.c) */
   skn_unit *unit;
   struct skn_heap *heap; /* per-rank heap (allocator/heap.h), NULL: the default arena */
   bool mt;           /* threads of this rank may call MPI concurrently */
@@ -441,6 +466,8 @@ enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_
 /* The job as seen by this process. */
 typedef struct skn_job {
   int size;            /* ranks in MPI_COMM_WORLD */
+  int nprocs, proc;    /* processes of the job, this one's index */
+  int first_rank, nranks; /* this process runs world ranks first_rank .. + nranks - 1 */
   skn_rank **ranks;
   skn_comm world;
   skn_comm *self_comms; /* one per rank */
@@ -452,6 +479,8 @@ typedef struct skn_job {
 } skn_job;
 
 SKN_INTERNAL extern skn_job skn_job_g;
+
+static inline bool skn_rank_is_remote(const skn_rank *r) { return r->proc != skn_job_g.proc; }
 
 /* The rank the calling unit acts for, or NULL. */
 static inline skn_rank *skn_rank_self(void) {
@@ -466,8 +495,13 @@ static inline void skn_rank_unlock(skn_rank *me) {
   if (me->mt) skn_spin_unlock(&me->lock);
 }
 
-SKN_INTERNAL int skn_job_init(int size);
+/* The job's world of `size` ranks, of which this process (`proc` of `nprocs`) runs
+ * first_rank .. first_rank + nranks - 1; the others get proxies. */
+SKN_INTERNAL int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks);
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
+/* A fresh context id pair, unique in the whole job without any agreement: each process
+ * hands out the ids congruent to its index modulo the process count. */
+SKN_INTERNAL int skn_ctx_alloc(void);
 
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
   return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];
@@ -476,6 +510,12 @@ static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
 SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name);
 /* New shared communicator with a fresh context id; members copied. */
 SKN_INTERNAL skn_comm *skn_comm_create(int size, skn_rank *const *members);
+/* The same with a context id agreed on elsewhere (a communicator spanning processes:
+ * each process builds its own copy). */
+SKN_INTERNAL skn_comm *skn_comm_create_ctx(int ctx, int size, skn_rank *const *members);
+/* Sets up c->x when some members live in other processes (MPI_COMM_WORLD, once its
+ * ranks exist; skn_comm_create* do it themselves). Returns -1 when out of memory. */
+SKN_INTERNAL int skn_comm_attach_span(skn_comm *c);
 /* New intercommunicator between groups a (side 0) and b (side 1), members copied;
  * returns side 0 (side 1 is its `other`), or NULL when out of memory. */
 SKN_INTERNAL skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b);
@@ -514,6 +554,34 @@ SKN_INTERNAL skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag
 SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
 SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
 
+static inline void skn_p2p_set_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied, bool sig_ok) {
+  r->st_src = src;
+  r->st_tag = tag;
+  r->bytes = copied;
+  r->truncated = copied < msg_bytes;
+  r->type_mismatch = !sig_ok;
+}
+/* An envelope from another process arrives for local rank dst: returns the posted
+ * receive it matches (taken out of the queue), or queues env as unexpected and returns
+ * NULL (env->filled must be 0 until its data is in place). */
+SKN_INTERNAL skn_req *skn_p2p_arrive(skn_rank *dst, skn_req *env);
+
+/* ================================================================ other processes
+ * (core/remote.c): the transport to the job's other processes, loaded only when there
+ * are some. */
+typedef struct skn_pmi_info skn_pmi_info;
+/* Loads the transport and connects (collective over the job's processes). */
+SKN_INTERNAL void skn_remote_init(const skn_pmi_info *pi);
+/* Sends m to a rank of another process (m->peer is a proxy); as skn_p2p_send. */
+SKN_INTERNAL void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *r);
+/* Receive r matched the queued envelope env of a remote message: takes its data;
+ * returns true when r is complete, false when it completes later (rendezvous fetch). */
+SKN_INTERNAL bool skn_remote_consume(skn_req *r, skn_req *env);
+/* Network progress (the scheduler's poll hook). */
+SKN_INTERNAL void skn_remote_poll(void);
+/* After the last local rank ended: flush, wait for the other processes, disconnect. */
+SKN_INTERNAL void skn_remote_finalize(void);
+
 /* ================================================================ collectives
  * Members publish their arguments, read each other's buffers directly, and wait through
  * the scheduler. `rank` is the caller's rank in c. MPI_IN_PLACE follows the standard. */
@@ -528,6 +596,19 @@ SKN_INTERNAL void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a);  /
 SKN_INTERNAL skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
 SKN_INTERNAL skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
+
+/* The same on communicators spanning processes (c->x set; core/xcoll.c): hierarchical
+ * barrier, bcast, reduce and allreduce; the others by point-to-point over c's collective
+ * context. skn_coll_barrier forwards to skn_xcoll_barrier itself. */
+SKN_INTERNAL void skn_xcoll_barrier(skn_comm *c);
+SKN_INTERNAL void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_xcoll_scatter(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
+SKN_INTERNAL skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_xcoll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
 
 /* Intercommunicator collectives (core/intercoll.c): c is the caller's side, rank its
  * rank in the local group. Roots follow the standard: MPI_ROOT at the root, MPI_PROC_NULL

@@ -37,6 +37,10 @@ static inline void list_remove(skn_req **head, skn_req **tail, skn_req *prev, sk
 }
 
 static inline size_t envelope_charge(const skn_req *env) { return sizeof(skn_req) + env->bytes; }
+/* Envelopes whose data sits in the receiver's memory count against its buffer budget. */
+static inline bool envelope_buffered(const skn_req *env) {
+  return env->proto != SKN_PROTO_RNDV && env->proto != SKN_PROTO_NET_RNDV;
+}
 
 /* Unlocked helpers: caller holds mq->lock. */
 static skn_req *take_posted(skn_mq *mq, int ctx, int src, int tag) {
@@ -58,7 +62,7 @@ static skn_req *find_unexpected(skn_mq *mq, int ctx, int src, int tag, bool remo
       if (remove) {
         list_remove(&mq->unexp, &mq->unexp_tail, prev, e);
         e->queued = false;
-        if (e->proto != SKN_PROTO_RNDV) mq->buffered -= envelope_charge(e);
+        if (envelope_buffered(e)) mq->buffered -= envelope_charge(e);
       }
       return e;
     }
@@ -71,18 +75,15 @@ static void wake_probers(skn_mq *mq) {
   mq->probers = NULL;
 }
 
-static inline void set_recv_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied, bool sig_ok) {
-  r->st_src = src;
-  r->st_tag = tag;
-  r->bytes = copied;
-  r->truncated = copied < msg_bytes;
-  r->type_mismatch = !sig_ok;
-}
 
 /* ------------------------------------------------------------------ send */
 
 void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_rank *peer = m->peer;
+  if (SKN_UNLIKELY(skn_rank_is_remote(peer))) {
+    skn_remote_send(me, m, sreq);
+    return;
+  }
   skn_mq *mq = &peer->mq;
   size_t bytes = m->count * m->dt->size;
 
@@ -94,7 +95,7 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     /* type signatures that cannot match: nothing is copied, the receive fails */
     bool sig_ok = skn_dt_sig_match(r->dt, m->dt, bytes < cap ? bytes : cap);
     size_t copied = SKN_LIKELY(sig_ok) ? skn_dt_copy_inline(r->buf, r->count, r->dt, m->buf, m->count, m->dt) : 0;
-    set_recv_result(r, m->src, m->tag, bytes, copied, sig_ok);
+    skn_p2p_set_result(r, m->src, m->tag, bytes, copied, sig_ok);
     skn_req_complete(r);
     if (sreq) skn_req_complete(sreq);
     return;
@@ -174,8 +175,24 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
 
 /* ------------------------------------------------------------------ receive */
 
-/* Copies an envelope's data into r and finishes both sides. */
-static void consume(skn_req *r, skn_req *env) {
+skn_req *skn_p2p_arrive(skn_rank *dst, skn_req *env) {
+  skn_mq *mq = &dst->mq;
+  skn_spin_lock(&mq->lock);
+  skn_req *r = take_posted(mq, env->ctx, env->src, env->tag);
+  if (!r) {
+    env->queued = true;
+    if (envelope_buffered(env)) mq->buffered += envelope_charge(env);
+    list_append(&mq->unexp, &mq->unexp_tail, env);
+    if (mq->probers) wake_probers(mq);
+  }
+  skn_spin_unlock(&mq->lock);
+  return r;
+}
+
+/* Copies an envelope's data into r and finishes both sides. Returns false when r
+ * completes later (a remote rendezvous being fetched). */
+static bool consume(skn_req *r, skn_req *env) {
+  if (SKN_UNLIKELY(env->proto >= SKN_PROTO_NET_EAGER)) return skn_remote_consume(r, env);
   size_t copied = 0, cap = r->count * r->dt->size;
   /* type signatures that cannot match: nothing is copied, the receive fails */
   bool sig_ok = skn_dt_sig_match(r->dt, env->dt, env->bytes < cap ? env->bytes : cap);
@@ -188,18 +205,18 @@ static void consume(skn_req *r, skn_req *env) {
     copied = env->bytes < cap ? env->bytes : cap;
     skn_dt_unpack(r->buf, r->dt, env->payload, copied);
   }
-  set_recv_result(r, env->src, env->tag, env->bytes, copied, sig_ok);
+  skn_p2p_set_result(r, env->src, env->tag, env->bytes, copied, sig_ok);
   if (env->proto == SKN_PROTO_RNDV) {
     skn_req_complete(env); /* last access to a by-reference envelope */
   } else {
     if (env->proto == SKN_PROTO_EAGER) free(env->payload);
     skn_req_release(env);
   }
+  return true;
 }
 
 void skn_p2p_recv_matched(skn_req *r, skn_req *env) {
-  consume(r, env);
-  skn_req_complete(r);
+  if (consume(r, env)) skn_req_complete(r);
 }
 
 void skn_p2p_recv(skn_rank *me, skn_req *r) {
@@ -265,6 +282,7 @@ skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove
 }
 
 skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
+  if (r->kind == SKN_REQ_SEND && skn_rank_is_remote(r->peer)) return SKN_ERR_NOT_CANCELLED; /* on its way */
   skn_mq *mq = r->kind == SKN_REQ_RECV ? &me->mq : &r->peer->mq;
   skn_spin_lock(&mq->lock);
   if (!r->queued) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "../../netlayer/pmi/pmi.h"
 
 skn_job skn_job_g;
 
@@ -21,11 +22,26 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
 }
 
 /* Context ids come in pairs (point-to-point, collective); 0-3 are WORLD's and SELF's.
- * A 32-bit counter outlasts 10^9 communicator creations. */
-static _Atomic(int) next_ctx = 4;
+ * Process p of P hands out 4 + 2 * (k * P + p), k = 0, 1, ...: ids are unique in the job
+ * without agreement (2^30 / P creations per process). */
+static _Atomic(int) ctx_counter;
+
+int skn_ctx_alloc(void) {
+  long long k = atomic_fetch_add(&ctx_counter, 1);
+  long long id = 4 + 2 * (k * skn_job_g.nprocs + skn_job_g.proc);
+  if (id > 0x7ffffffe) skn_fatal("out of communicator context ids (%lld created by this process)", k);
+  return (int)id;
+}
 
 static void comm_free(skn_comm *c) {
   if (!c) return;
+  if (c->x) {
+    comm_free(c->x->local);
+    free(c->x->local_of);
+    free(c->x->proc_index);
+    free(c->x->leaders);
+    free(c->x);
+  }
   free(atomic_load(&c->cells));
   free(c->barrier.waiting.slots);
   free(atomic_load(&c->barrier.groups));
@@ -44,7 +60,7 @@ static skn_comm *comm_new(int ctx, int size, skn_rank *const *members) {
     return NULL;
   }
   for (int i = 0; i < size; i++) m[i] = members[i];
-  if (init_comm(c, ctx, size, m) != 0) {
+  if (init_comm(c, ctx, size, m) != 0 || skn_comm_attach_span(c) != 0) {
     comm_free(c);
     return NULL;
   }
@@ -52,7 +68,60 @@ static skn_comm *comm_new(int ctx, int size, skn_rank *const *members) {
 }
 
 skn_comm *skn_comm_create(int size, skn_rank *const *members) {
-  return comm_new(atomic_fetch_add(&next_ctx, 2), size, members);
+  return comm_new(skn_ctx_alloc(), size, members);
+}
+
+skn_comm *skn_comm_create_ctx(int ctx, int size, skn_rank *const *members) { return comm_new(ctx, size, members); }
+
+int skn_comm_attach_span(skn_comm *c) {
+  int n = c->size, nlocal = 0;
+  for (int i = 0; i < n; i++) nlocal += !skn_rank_is_remote(c->members[i]);
+  if (nlocal == n || nlocal == 0) return 0;
+  skn_xcomm *x = calloc(1, sizeof *x);
+  int *index_of_proc = malloc(sizeof(int) * (size_t)skn_job_g.nprocs);
+  skn_rank **lm = malloc(sizeof *lm * (size_t)nlocal);
+  if (x) {
+    x->local_of = malloc(sizeof(int) * (size_t)n);
+    x->proc_index = malloc(sizeof(int) * (size_t)n);
+    x->leaders = malloc(sizeof(int) * (size_t)n);
+  }
+  bool ok = x && index_of_proc && lm && x->local_of && x->proc_index && x->leaders;
+  if (ok) {
+    for (int p = 0; p < skn_job_g.nprocs; p++) index_of_proc[p] = -1;
+    x->blocked = true;
+    for (int i = 0, k = 0; i < n; i++) {
+      skn_rank *r = c->members[i];
+      if (index_of_proc[r->proc] < 0) {
+        index_of_proc[r->proc] = x->nprocs;
+        x->leaders[x->nprocs++] = i;
+      }
+      x->proc_index[i] = index_of_proc[r->proc];
+      /* processes are numbered by first member, so consecutive blocks never go back */
+      if (i > 0 && x->proc_index[i] < x->proc_index[i - 1]) x->blocked = false;
+      x->local_of[i] = -1;
+      if (!skn_rank_is_remote(r)) {
+        x->local_of[i] = k;
+        lm[k++] = r;
+      }
+    }
+    x->me = index_of_proc[skn_job_g.proc];
+    x->local = comm_new(-1, nlocal, lm); /* never used for point-to-point */
+    ok = x->local != NULL;
+  }
+  free(index_of_proc);
+  free(lm);
+  if (!ok) {
+    if (x) {
+      free(x->local_of);
+      free(x->proc_index);
+      free(x->leaders);
+    }
+    free(x);
+    return -1;
+  }
+  c->x = x;
+  atomic_store(&c->refs, nlocal); /* views are held by this process's members only */
+  return 0;
 }
 
 /* Each side owns a copy of the remote member list: MPI_Comm_remote_group stays valid
@@ -67,7 +136,7 @@ static bool set_remote(skn_comm *side, int n, skn_rank *const *members) {
 }
 
 skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b) {
-  int ctx = atomic_fetch_add(&next_ctx, 2);
+  int ctx = skn_ctx_alloc();
   skn_rank **both = malloc(sizeof *both * (size_t)(na + nb));
   skn_comm *s0 = comm_new(ctx, na, a), *s1 = comm_new(ctx, nb, b), *bridge = NULL;
   if (both) {
@@ -148,13 +217,32 @@ int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const
   return idx;
 }
 
-int skn_job_init(int size) {
+int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks) {
   skn_job *j = &skn_job_g;
   j->size = size;
+  j->nprocs = nprocs;
+  j->proc = proc;
+  j->first_rank = first_rank;
+  j->nranks = nranks;
   j->ranks = calloc((size_t)size, sizeof(skn_rank *));
   j->self_comms = calloc((size_t)size, sizeof(skn_comm));
   if (!j->ranks || !j->self_comms) return -1;
   if (init_comm(&j->world, 0, size, j->ranks) != 0) return -1;
+  /* Ranks of other processes get proxies: communicators list them like local ones, and
+   * a send sees from `proc` that it must go through the transport. */
+  skn_rank *proxies = NULL;
+  if (size > nranks) {
+    size_t bytes = sizeof *proxies * (size_t)(size - nranks);
+    if (!(proxies = aligned_alloc(SKN_CACHELINE, bytes))) return -1;
+    memset(proxies, 0, bytes);
+  }
+  for (int w = 0, k = 0; w < size; w++) {
+    if (w >= first_rank && w < first_rank + nranks) continue;
+    skn_rank *p = &proxies[k++];
+    p->world_rank = w;
+    p->proc = skn_pmi_block_proc(size, nprocs, w);
+    j->ranks[w] = p;
+  }
   return 0;
 }
 
@@ -163,6 +251,7 @@ skn_rank *skn_rank_create(int world_rank) {
   if (!r) return NULL;
   memset(r, 0, sizeof *r);
   r->world_rank = world_rank;
+  r->proc = skn_job_g.proc;
   skn_job_g.ranks[world_rank] = r;
 
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */

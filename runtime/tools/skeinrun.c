@@ -411,15 +411,6 @@ int main(int argc, char **argv) {
       free(prog);
       return 127;
     }
-    /* Until the transport between processes exists (netlayer, issue 6), each process of a
-       Skein program would run the whole job on its own: refuse rather than mislead. */
-    if (links_skein(prog)) {
-      fprintf(stderr, "skeinrun: %s is a Skein program: this build runs all ranks of a job in one "
-                      "process (the UCX transport between processes is not there yet); drop --procs\n",
-              argv[i]);
-      free(prog);
-      return 2;
-    }
     int code = launch(prog, &argv[i], (int)nprocs, nranks);
     free(prog);
     return code;

@@ -558,7 +558,7 @@ int main(int argc, char **argv) {
   if (skn_pmi_init(&pi) != SKN_PMI_OK) FAIL("skn_pmi_init");
   if (pi.nprocs < 2) FAIL("needs at least 2 processes (skeinrun --procs P)");
   skn_net_hooks hooks = {.deliver = on_deliver, .deliver_rndv = on_rndv, .acked = on_acked,
-                         .peer_failed = on_failed};
+                         .peer_failed = on_failed, .pmi = &skn_net_pmi_static};
   if (skn_net_init(&pi, &hooks) != SKN_NET_OK) FAIL("skn_net_init");
   if (!strcmp(mode, "pingpong")) mode_pingpong();
   else if (!strcmp(mode, "order")) mode_order();

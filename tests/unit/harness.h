@@ -20,7 +20,7 @@ inline void run_ranks(int nranks, int nworkers, std::function<void(skn_rank *)> 
   cfg.bind = false;
   cfg.stall_ms = 5000;
   ASSERT_EQ(skn_sched_init(&cfg, nullptr), 0);
-  ASSERT_EQ(skn_job_init(nranks), 0);
+  ASSERT_EQ(skn_job_init(nranks, 1, 0, 0, nranks), 0);
   skn_job_g.eager_limit = eager_limit;
   skn_job_g.buffer_budget = budget;
   struct ctx {

@@ -1,0 +1,304 @@
+/* Messages to and from the job's other processes, through the UCX transport.
+ *
+ * Ranks of other processes are proxies (skn_rank with another `proc`); a send to one goes
+ * to the transport instead of a queue. What arrives is turned into an envelope of the
+ * destination rank's matching queue, so wildcards, order, probe and truncation behave as
+ * for local senders: eager data is copied once into a posted receive (or kept until one
+ * matches), rendezvous data is fetched by UCX straight into the receive buffer when the
+ * receive matches. The transport is loaded with dlopen only here, in multi-process jobs
+ * (netlayer/README.md says why), and progressed by spinning waiters (the scheduler's poll
+ * hook) and by a thread that sleeps on the transport's event fd, so that nothing burns a
+ * core while every rank sleeps. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "../../netlayer/pmi/pmi.h"
+#include "../../netlayer/ucx/net.h"
+
+/* Exit code of a process whose peer process was lost. */
+#define SKN_EXIT_PEER_LOST 71
+
+/* A message from another process waiting in a matching queue. */
+typedef struct remote_env {
+  skn_req req;       /* proto SKN_PROTO_NET_*, kind SEND, ctx/src/tag/bytes */
+  skn_net_env net;   /* the sender's envelope: what an ack of a synchronous send returns */
+  skn_net_rndv *rndv;
+} remote_env;
+
+static struct {
+  const skn_net_module *net;
+  const skn_pmi_info *pmi;
+  pthread_t progress_thread;
+  int stop_fd; /* eventfd: ends the progress thread */
+  _Atomic(bool) stopping;
+} R;
+
+static const skn_net_pmi_ops pmi_ops = {
+    .put = skn_pmi_put, .fence = skn_pmi_fence, .get = skn_pmi_get, .node_of = skn_pmi_node_of};
+
+/* ------------------------------------------------------------------ sending */
+
+static void send_event_done(skn_req *r) {
+  if (atomic_fetch_sub(&r->net_pending, 1) == 1) skn_req_complete(r);
+}
+
+static void on_send_done(void *arg, int status) {
+  (void)status; /* a failed peer ends the job (on_peer_failed) */
+  skn_req *r = arg;
+  free(r->payload); /* the packed copy of a non-contiguous buffer, or NULL */
+  r->payload = NULL;
+  send_event_done(r);
+}
+
+void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
+  skn_req stack_req;
+  skn_req *r = sreq;
+  if (!r) {
+    r = &stack_req;
+    memset(r, 0, offsetof(skn_req, cell));
+  }
+  size_t bytes = m->count * m->dt->size;
+  const void *data = m->buf;
+  r->peer = m->peer;
+  r->payload = NULL;
+  if (!m->dt->contig && bytes) { /* one pack: UCX then reads a single contiguous block */
+    if (!(r->payload = malloc(bytes))) skn_fatal("rank %d: out of memory packing a %zu-byte message", me->world_rank, bytes);
+    skn_dt_pack(r->payload, m->buf, m->dt, bytes);
+    data = r->payload;
+  }
+  bool sync = m->mode == SKN_MODE_SYNC;
+  skn_net_env env = {
+      .ctx = m->ctx, .src = m->src, .src_world = me->world_rank, .dst_world = m->peer->world_rank,
+      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .bytes = bytes, .cookie = (uintptr_t)r,
+  };
+  atomic_store(&r->net_pending, sync ? 2u : 1u);
+  int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
+  if (rc == SKN_NET_OK) on_send_done(r, rc);
+  else if (rc < 0) skn_fatal("rank %d: cannot send to rank %d in process %d", me->world_rank, m->peer->world_rank,
+                             m->peer->proc);
+  if (!sreq) skn_req_wait(r);
+}
+
+static void on_acked(void *hctx, const skn_net_env *env) {
+  (void)hctx;
+  send_event_done((skn_req *)(uintptr_t)env->cookie);
+}
+
+/* ------------------------------------------------------------------ receiving */
+
+static remote_env *envelope_new(const skn_net_env *ne, uint8_t proto) {
+  remote_env *e = aligned_alloc(SKN_CACHELINE, (sizeof *e + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
+  if (!e) skn_fatal("out of memory for a message from rank %d", ne->src_world);
+  memset(&e->req, 0, offsetof(skn_req, cell));
+  e->req.kind = SKN_REQ_SEND;
+  e->req.proto = proto;
+  e->req.ctx = ne->ctx;
+  e->req.src = ne->src;
+  e->req.tag = ne->tag;
+  e->req.bytes = ne->bytes;
+  e->req.count = ne->bytes;
+  e->req.dt = &skn_dt_predefined[(unsigned)MPI_BYTE & 0xffffffu];
+  e->net = *ne;
+  return e;
+}
+
+static skn_rank *local_rank(const skn_net_env *ne) {
+  int w = ne->dst_world;
+  if (w < skn_job_g.first_rank || w >= skn_job_g.first_rank + skn_job_g.nranks)
+    skn_fatal("a message from rank %d for rank %d arrived in the wrong process", ne->src_world, w);
+  return skn_job_g.ranks[w];
+}
+
+static void ack_if_sync(const skn_net_env *ne) {
+  if ((ne->flags & SKN_NET_SYNC) && R.net->ack(ne) < 0)
+    skn_log("cannot acknowledge a synchronous send of rank %d", ne->src_world);
+}
+
+static size_t receive_capacity(const skn_req *r) { return r->count * r->dt->size; }
+
+static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
+  size_t cap = receive_capacity(r), n = ne->bytes < cap ? ne->bytes : cap;
+  skn_dt_unpack(r->buf, r->dt, data, n);
+  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, n, true);
+  ack_if_sync(ne);
+}
+
+static void on_fetched(void *arg, int status) {
+  (void)status;
+  skn_req *r = arg;
+  if (r->payload) { /* non-contiguous receive: unpack the bounce buffer */
+    skn_dt_unpack(r->buf, r->dt, r->payload, r->bytes);
+    free(r->payload);
+    r->payload = NULL;
+  }
+  skn_req_complete(r);
+}
+
+/* Starts fetching e's payload into r; r completes in on_fetched. Frees e. */
+static void fetch_into(skn_req *r, remote_env *e) {
+  size_t cap = receive_capacity(r), n = e->net.bytes < cap ? e->net.bytes : cap;
+  skn_p2p_set_result(r, e->net.src, e->net.tag, e->net.bytes, n, true);
+  ack_if_sync(&e->net);
+  void *dst = r->buf;
+  r->payload = NULL;
+  if (!r->dt->contig && n && !(dst = r->payload = malloc(n)))
+    skn_fatal("out of memory receiving %zu bytes from rank %d", n, e->net.src_world);
+  skn_net_rndv *h = e->rndv;
+  int src = e->net.src_world;
+  free(e);
+  int rc = R.net->fetch(h, dst, n, on_fetched, r);
+  if (rc == SKN_NET_OK) on_fetched(r, rc);
+  else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
+}
+
+static void on_deliver(void *hctx, const skn_net_env *ne, const void *data, size_t len) {
+  (void)hctx;
+  (void)len; /* == ne->bytes, checked by the transport */
+  remote_env *e = envelope_new(ne, SKN_PROTO_NET_EAGER);
+  skn_req *r = skn_p2p_arrive(local_rank(ne), &e->req); /* filled == 0: a matcher waits */
+  if (r) {
+    free(e);
+    copy_in(r, ne, data);
+    skn_req_complete(r);
+    return;
+  }
+  void *payload = ne->bytes <= SKN_CELL_SIZE ? e->req.cell : malloc(ne->bytes);
+  if (!payload) skn_fatal("out of memory for a %llu-byte message from rank %d", (unsigned long long)ne->bytes, ne->src_world);
+  memcpy(payload, data, ne->bytes);
+  e->req.payload = payload;
+  atomic_store_explicit(&e->req.filled, 1, memory_order_release);
+}
+
+static void on_deliver_rndv(void *hctx, const skn_net_env *ne, skn_net_rndv *h) {
+  (void)hctx;
+  remote_env *e = envelope_new(ne, SKN_PROTO_NET_RNDV);
+  e->rndv = h;
+  atomic_store_explicit(&e->req.filled, 1, memory_order_relaxed); /* published by the queue lock */
+  skn_req *r = skn_p2p_arrive(local_rank(ne), &e->req);
+  if (r) fetch_into(r, e);
+}
+
+bool skn_remote_consume(skn_req *r, skn_req *env) {
+  remote_env *e = (remote_env *)env;
+  while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
+  if (env->proto == SKN_PROTO_NET_RNDV) {
+    fetch_into(r, e);
+    return false;
+  }
+  copy_in(r, &e->net, env->payload);
+  if (env->payload != env->cell) free(env->payload);
+  free(e);
+  return true;
+}
+
+/* ------------------------------------------------------------------ failure */
+
+static void on_peer_failed(void *hctx, int proc, const char *why) {
+  (void)hctx;
+  int first, count;
+  skn_pmi_block(R.pmi->world_size, R.pmi->nprocs, proc, &first, &count);
+  char host[256] = "unknown";
+  void *val = NULL;
+  size_t len = 0;
+  if (skn_pmi_get(proc, "skein.host", &val, &len) == SKN_PMI_OK && len > 0 && len < sizeof host) {
+    memcpy(host, val, len);
+    host[len] = 0;
+  }
+  free(val);
+  skn_log("lost process %d (ranks %d-%d, node %d, host %s): %s; ending the job", proc, first, first + count - 1,
+          skn_pmi_node_of(proc), host, why);
+  _exit(SKN_EXIT_PEER_LOST);
+}
+
+/* ------------------------------------------------------------------ progress */
+
+void skn_remote_poll(void) { R.net->progress(); }
+
+/* Progresses while every worker may be asleep: blocks on the transport's event fd when
+ * there is nothing to do. Spinning waiters progress too; the transport's try-lock makes
+ * whoever comes second return at once. */
+static void *progress_main(void *unused) {
+  (void)unused;
+  struct pollfd fds[2] = {{.fd = R.net->event_fd(), .events = POLLIN}, {.fd = R.stop_fd, .events = POLLIN}};
+  while (!atomic_load(&R.stopping)) {
+    if (R.net->progress()) continue;
+    if (R.net->arm()) {
+      /* the timeout keeps the transport's liveness checks of local peers going */
+      poll(fds, 2, 100);
+    } else {
+      /* another thread is progressing or events are pending: look again shortly */
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ start and end */
+
+/* libskein-ucx.so lives in lib/skein/ beside libskein.so (build tree and install alike). */
+static const skn_net_module *load_module(void) {
+  Dl_info self;
+  char path[4096];
+  const char *override = getenv("SKEIN_NET_MODULE");
+  if (override) {
+    snprintf(path, sizeof path, "%s", override);
+  } else {
+    if (!dladdr((void *)load_module, &self) || !self.dli_fname) skn_fatal("cannot find libskein's own path");
+    snprintf(path, sizeof path, "%s", self.dli_fname);
+    char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    snprintf(path + dir, sizeof path - dir, "skein/libskein-ucx.so");
+  }
+  /* Crashes are Skein's to report (rank, call, stack overflow): keep UCX's own SIGSEGV
+   * handler out unless the user asks for it. */
+  setenv("UCX_ERROR_SIGNALS", "", 0);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) skn_fatal("cannot load the UCX transport for a multi-process job: %s", dlerror());
+  const skn_net_module *m = dlsym(h, SKN_NET_MODULE_SYMBOL);
+  if (!m || m->abi != SKN_NET_MODULE_ABI) skn_fatal("%s is not a transport of this Skein version", path);
+  return m;
+}
+
+void skn_remote_init(const skn_pmi_info *pi) {
+  R.pmi = pi;
+  R.net = load_module();
+  char host[256];
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = 0;
+  if (skn_pmi_put("skein.host", host, strlen(host)) != SKN_PMI_OK) skn_fatal("cannot publish this process's host");
+  skn_net_hooks hooks = {
+      .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked,
+      .peer_failed = on_peer_failed, .pmi = &pmi_ops,
+  };
+  if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
+  if ((R.stop_fd = eventfd(0, EFD_CLOEXEC)) < 0) skn_fatal("eventfd: %s", strerror(errno));
+  int rc = pthread_create(&R.progress_thread, NULL, progress_main, NULL);
+  if (rc != 0) skn_fatal("cannot start the network progress thread: %s", strerror(rc));
+}
+
+void skn_remote_finalize(void) {
+  atomic_store(&R.stopping, true);
+  uint64_t one = 1;
+  if (write(R.stop_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
+  pthread_join(R.progress_thread, NULL);
+  close(R.stop_fd);
+  if (skn_env_int("NETSTATS", 0)) {
+    skn_net_stats st;
+    R.net->get_stats(&st);
+    skn_log("net: process %d/%d: %d ranks, %d endpoints, eager sent %llu, rendezvous sent %llu, delivered %llu, "
+            "held %llu", R.pmi->proc, R.pmi->nprocs, R.pmi->nranks, st.endpoints,
+            (unsigned long long)st.sent_eager, (unsigned long long)st.sent_rndv,
+            (unsigned long long)(st.delivered_eager + st.delivered_rndv), (unsigned long long)st.held);
+  }
+  if (R.net->finalize() != SKN_NET_OK) skn_log("the UCX transport did not end cleanly");
+}
