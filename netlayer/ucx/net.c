@@ -98,6 +98,8 @@ static struct {
   bool test_swap;
   unsigned events;       /* hooks called in this progress */
   int epfd;              /* UCX's event fd + the pidfds: readable when progress has work */
+  /* in the closing fence: a peer that has passed it may end at any time */
+  _Atomic(bool) finalizing;
   skn_spinlock free_lock;
   send_rec *free_recs;
   _Atomic(int) endpoints;
@@ -146,6 +148,8 @@ static void host_id(char *out, size_t n) {
 
 static void mark_failed(peer *p, const char *why) {
   if (atomic_exchange(&p->failed, true)) return;
+  /* One that died before it joined the fence is reported by the key-value service */
+  if (atomic_load(&S.finalizing)) return;
   skn_log("UCX transport: process %d failed: %s", p->proc, why);
   S.events++;
   if (S.hooks.peer_failed) S.hooks.peer_failed(S.hooks.hctx, p->proc, why);
@@ -734,6 +738,7 @@ int skn_net_finalize(void) {
     skn_log("UCX transport: flush at finalize: %s", ucs_status_string(st));
     rc = SKN_NET_ERR;
   }
+  atomic_store(&S.finalizing, true);
   if (fence_progressing() != SKN_PMI_OK) rc = SKN_NET_ERR;
   ucs_status_ptr_t *closing = calloc((size_t)S.pmi->nprocs, sizeof *closing);
   for (int q = 0; q < S.pmi->nprocs; q++) {

@@ -48,16 +48,19 @@ static const int predef_values[] = {
     [MPI_WTIME_IS_GLOBAL] = 1, /* one process, one clock */
     [MPI_APPNUM] = 0,
 };
+static const int wtime_not_global = 0; /* several processes: hosts' clocks differ */
 
 static bool is_predefined(int keyval) { return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE; }
 
 /* Pointer to the value of a predefined attribute, or NULL if it has none. */
 static void *predefined_value(int keyval) {
   switch (keyval) {
+  case MPI_WTIME_IS_GLOBAL:
+    if (skn_job_g.nprocs > 1) return (void *)(uintptr_t)&wtime_not_global;
+    return (void *)(uintptr_t)&predef_values[keyval];
   case MPI_TAG_UB:
   case MPI_HOST:
   case MPI_IO:
-  case MPI_WTIME_IS_GLOBAL:
   case MPI_APPNUM:
     return (void *)(uintptr_t)&predef_values[keyval];
   case MPI_UNIVERSE_SIZE:

@@ -100,6 +100,7 @@ static char *find_in_path(const char *prog) {
 
 #define MAX_PROCS 4096
 #define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL: a job ends within this of a failure */
+#define REPORT_GRACE_MS 1000 /* after a process died: the others notice and say which ranks were lost */
 
 typedef struct {
   pid_t pid; /* 0 once reaped */
@@ -114,6 +115,7 @@ static struct {
   bool forwarded;     /* a user's signal was passed on: deaths by it are expected */
   int forwarded_sig;
   long long kill_at;  /* ms: SIGKILL whoever is left; 0 = not scheduled */
+  long long term_at;  /* ms: SIGTERM whoever is left; 0 = not scheduled */
   skn_pmi_server *server;
 } job;
 
@@ -136,25 +138,31 @@ static void signal_all(int sig) {
     if (job.kids[p].pid > 0) kill(job.kids[p].pid, sig);
 }
 
+static void stop_the_rest(void) {
+  job.term_at = 0;
+  if (job.live == 0) return;
+  fprintf(stderr, "skeinrun: ending the job: stopping the %d remaining process%s\n", job.live,
+          job.live == 1 ? "" : "es");
+  signal_all(SIGTERM);
+  job.kill_at = now_ms() + KILL_GRACE_MS;
+}
+
 /* Ends the job with `code` (unless it is ending already): the other processes get
-   SIGTERM now and SIGKILL after KILL_GRACE_MS. */
-static void end_job(int code) {
+   SIGTERM now, or after REPORT_GRACE_MS when one died on its own (they detect the loss
+   themselves and exit), and SIGKILL KILL_GRACE_MS later. */
+static void end_job(int code, bool let_them_report) {
   if (job.ending) return;
   job.ending = true;
   job.code = code;
-  if (job.live > 0) {
-    fprintf(stderr, "skeinrun: ending the job: stopping the %d remaining process%s\n", job.live,
-            job.live == 1 ? "" : "es");
-    signal_all(SIGTERM);
-    job.kill_at = now_ms() + KILL_GRACE_MS;
-  }
+  if (let_them_report && job.nprocs > 1) job.term_at = now_ms() + REPORT_GRACE_MS;
+  else stop_the_rest();
 }
 
 static void on_abort(void *ctx, int p, int code, const char *msg) {
   if (job.ending) return;
   fprintf(stderr, "skeinrun: process %d (%s) aborted the job with code %d%s%s\n", p, ranks_of(p), code,
           *msg ? ": " : "", msg);
-  end_job(code);
+  end_job(code, false);
 }
 
 static void reaped(pid_t pid, int status) {
@@ -168,15 +176,15 @@ static void reaped(pid_t pid, int status) {
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     if (job.forwarded && sig == job.forwarded_sig) {
-      end_job(code); /* the user's signal: no need to explain */
+      end_job(code, false); /* the user's signal: no need to explain */
       return;
     }
     fprintf(stderr, "skeinrun: process %d (%s) was killed by signal %d (%s)\n", p, ranks_of(p), sig,
             strsignal(sig));
-    end_job(code);
+    end_job(code, true);
   } else if (code != 0) {
     fprintf(stderr, "skeinrun: process %d (%s) exited with code %d\n", p, ranks_of(p), code);
-    end_job(code);
+    end_job(code, true);
   } else {
     skn_pmi_server_proc_exited(job.server, p); /* checked against fences in launch() */
   }
@@ -243,7 +251,7 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
     pid_t pid = fork();
     if (pid < 0) {
       fprintf(stderr, "skeinrun: cannot start process %d: %s\n", p, strerror(errno));
-      end_job(1);
+      end_job(1, false);
       break;
     }
     if (pid == 0) {
@@ -277,8 +285,9 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
     fds[0] = (struct pollfd){sfd, POLLIN, 0};
     int n = skn_pmi_server_pollfds(job.server, fds + 1);
     int timeout = skn_pmi_server_timeout_ms(job.server);
-    if (job.kill_at) {
-      long long left = job.kill_at - now_ms();
+    long long next = job.term_at ? job.term_at : job.kill_at;
+    if (next) {
+      long long left = next - now_ms();
       if (left < 0) left = 0;
       if (timeout < 0 || left < timeout) timeout = (int)left;
     }
@@ -308,8 +317,9 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
     if (stuck >= 0) {
       fprintf(stderr, "skeinrun: process %d (%s) exited without joining the key-value fence the others wait in\n",
               stuck, ranks_of(stuck));
-      end_job(1);
+      end_job(1, false);
     }
+    if (job.term_at && now_ms() >= job.term_at) stop_the_rest();
     if (job.kill_at && now_ms() >= job.kill_at) {
       signal_all(SIGKILL);
       job.kill_at = 0;

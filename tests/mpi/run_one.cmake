@@ -1,9 +1,16 @@
-# Runs one MPI-level test: LAUNCH -n RANKS --workers WORKERS EXE ARGS, then checks EXPECT:
+# Runs one MPI-level test: LAUNCH -n RANKS --workers WORKERS [--procs PROCS] EXE ARGS, then
+# checks EXPECT (with PROCS > 1 the processes talk over UCX's tcp transport only, so no
+# shared memory between them is used):
 #   pass      exit code 0 and a "PASS " line;   exit=N  exit code N;
 #   fail:RE   non-zero exit code and output matching the regular expression RE.
 # Any "FAIL " line fails the test whatever the expectation.
+set(procs_args "")
+if(PROCS GREATER 1)
+  set(procs_args --procs ${PROCS})
+  set(ENV{UCX_TLS} tcp)
+endif()
 execute_process(
-  COMMAND ${LAUNCH} -n ${RANKS} --workers ${WORKERS} ${EXE} ${ARGS}
+  COMMAND ${LAUNCH} -n ${RANKS} --workers ${WORKERS} ${procs_args} ${EXE} ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
 set(all "${out}${err}")
 string(LENGTH "${all}" len)

@@ -12,7 +12,8 @@ command are parameters.  Examples:
   tests/mpi/run_testlist.py --mpicc mpicc.mpich \
       --launch 'mpiexec.mpich -n {ranks} {exe} {args}' --max-ranks 16
 
-The launch template may use {ranks}, {workers}, {exe} and {args}.
+The launch template may use {ranks}, {workers}, {procs}, {exe} and {args}
+({procs}: the line's procs= option, 1 without; other MPIs run one process per rank).
 Exit status: 0 if every selected run met its expectation, 1 otherwise.
 """
 import argparse
@@ -40,7 +41,7 @@ def parse_testlist(path):
             opts = {}
             expect = rest
             while True:
-                m = re.search(r"\s+(flags|args)=(\S*)\s*$", expect)
+                m = re.search(r"\s+(flags|args|procs)=(\S*)\s*$", expect)
                 if not m:
                     break
                 opts[m.group(1)] = [x for x in m.group(2).split(",") if x]
@@ -50,6 +51,7 @@ def parse_testlist(path):
                 raise SystemExit(f"{path}:{lineno}: bad expectation '{expect}'")
             runs.append(dict(name=name, src=src, ranks=int(ranks), workers=int(workers),
                              expect=expect, flags=opts.get("flags", []), args=opts.get("args", []),
+                             procs=int((opts.get("procs") or ["1"])[0]),
                              line=lineno))
     return runs
 
@@ -116,7 +118,7 @@ def main():
             print(f"FAILED {r['name']}: build failed\n{log}")
             nfail += 1
             continue
-        cmd = a.launch.format(ranks=r["ranks"], workers=r["workers"], exe=shlex.quote(exe),
+        cmd = a.launch.format(ranks=r["ranks"], workers=r["workers"], procs=r["procs"], exe=shlex.quote(exe),
                               args=" ".join(shlex.quote(x) for x in r["args"]))
         t0 = time.time()
         timed_out = False
