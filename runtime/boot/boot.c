@@ -258,6 +258,8 @@ static int boot_main(int argc, char **argv, char **envp) {
   static skn_pmi_info pi;
   if (skn_pmi_init(&pi) != SKN_PMI_OK) skn_fatal("cannot join the job");
   B.cfg.nranks = pi.nranks;
+  skn_topo_share(pi.local_proc, pi.local_nprocs);
+  if (skn_env_int("WORKERS", 0) == 0) B.cfg.nworkers = skn_topo_ncores(); /* default: this process's cores */
   if (B.cfg.nworkers > B.cfg.nranks) B.cfg.nworkers = B.cfg.nranks;
   sched_getaffinity(0, sizeof B.process_cpus, &B.process_cpus);
   pthread_key_create(&B.thread_key, thread_done);
@@ -270,7 +272,9 @@ static int boot_main(int argc, char **argv, char **envp) {
       .stall_ms = B.cfg.deadlock_ms,
   };
   /* Deadlock reports need every rank of the job in view: single-process jobs only. */
-  skn_sched_hooks hooks = {.poll = pi.nprocs > 1 ? skn_remote_poll : NULL, .stall = pi.nprocs > 1 ? NULL : on_stall};
+  skn_sched_hooks hooks = {.poll = pi.nprocs > 1 ? skn_remote_poll : NULL,
+                           .sleep = pi.nprocs > 1 ? skn_remote_sleeping : NULL,
+                           .stall = pi.nprocs > 1 ? NULL : on_stall};
   skn_heap_init(B.cfg.nranks);
   if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(pi.world_size, pi.nprocs, pi.proc, pi.first_rank, pi.nranks) != 0)
     skn_fatal("out of memory starting %d ranks", B.cfg.nranks);

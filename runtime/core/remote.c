@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static struct {
   const skn_net_module *net;
   const skn_pmi_info *pmi;
   pthread_t progress_thread;
-  int stop_fd; /* eventfd: ends the progress thread */
+  int wake_fd; /* eventfd: wakes the progress thread (a worker sleeps, or the end) */
   _Atomic(bool) stopping;
 } R;
 
@@ -223,24 +224,35 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
 
 void skn_remote_poll(void) { R.net->progress(); }
 
-/* Progresses while every worker may be asleep: blocks on the transport's event fd when
- * there is nothing to do. Spinning waiters progress too; the transport's try-lock makes
- * whoever comes second return at once. */
+/* Progresses while no worker does: while some unit spins in a waiting loop it calls the
+ * transport itself, and this thread sleeps until a worker is about to sleep
+ * (skn_remote_sleeping) or a short timeout (a spinning worker may switch to a computing
+ * rank instead); otherwise it blocks on the transport's event fd. Waking this thread for
+ * every message while a worker spins would cost each message a context switch. */
 static void *progress_main(void *unused) {
   (void)unused;
-  struct pollfd fds[2] = {{.fd = R.net->event_fd(), .events = POLLIN}, {.fd = R.stop_fd, .events = POLLIN}};
+  struct pollfd fds[2] = {{.fd = R.wake_fd, .events = POLLIN}, {.fd = R.net->event_fd(), .events = POLLIN}};
   while (!atomic_load(&R.stopping)) {
-    if (R.net->progress()) continue;
-    if (R.net->arm()) {
-      /* the timeout keeps the transport's liveness checks of local peers going */
-      poll(fds, 2, 100);
+    if (skn_sched_pollers() > 0) {
+      poll(fds, 1, 2);
+    } else if (R.net->progress()) {
+      continue;
+    } else if (R.net->arm()) {
+      poll(fds, 2, 100); /* the timeout keeps the liveness checks of local peers going */
     } else {
-      /* another thread is progressing or events are pending: look again shortly */
-      struct timespec ts = {0, 50000};
-      nanosleep(&ts, NULL);
+      sched_yield(); /* events pending or another thread progressing: look again */
+      continue;
     }
+    uint64_t n;
+    if (fds[0].revents & POLLIN && read(R.wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
+      skn_log("eventfd read: %s", strerror(errno));
   }
   return NULL;
+}
+
+void skn_remote_sleeping(void) {
+  uint64_t one = 1;
+  if (write(R.wake_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------------ start and end */
@@ -281,17 +293,16 @@ void skn_remote_init(const skn_pmi_info *pi) {
       .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
   if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
-  if ((R.stop_fd = eventfd(0, EFD_CLOEXEC)) < 0) skn_fatal("eventfd: %s", strerror(errno));
+  if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
   int rc = pthread_create(&R.progress_thread, NULL, progress_main, NULL);
   if (rc != 0) skn_fatal("cannot start the network progress thread: %s", strerror(rc));
 }
 
 void skn_remote_finalize(void) {
   atomic_store(&R.stopping, true);
-  uint64_t one = 1;
-  if (write(R.stop_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
+  skn_remote_sleeping(); /* wakes the thread, which sees `stopping` */
   pthread_join(R.progress_thread, NULL);
-  close(R.stop_fd);
+  close(R.wake_fd);
   if (skn_env_int("NETSTATS", 0)) {
     skn_net_stats st;
     R.net->get_stats(&st);

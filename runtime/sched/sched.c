@@ -50,6 +50,7 @@ static struct {
   _Atomic(int) stall_reporting;
   skn_spinlock adopt_lock;
   skn_unit *adopt_free;
+  _Atomic(int) pollers; /* loops calling the poll hook right now */
 } S;
 
 __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
@@ -181,15 +182,35 @@ static void poll_hook(void) {
   if (S.hooks.poll) S.hooks.poll();
 }
 
+/* Spinning loops that call the poll hook are counted, so that the network's own thread
+ * can stay asleep while one of them progresses (skn_sched_pollers). */
+static inline void pollers_enter(void) {
+  if (S.hooks.poll) atomic_fetch_add_explicit(&S.pollers, 1, memory_order_relaxed);
+}
+static inline void pollers_leave(void) {
+  if (S.hooks.poll) atomic_fetch_sub_explicit(&S.pollers, 1, memory_order_relaxed);
+}
+int skn_sched_pollers(void) { return atomic_load_explicit(&S.pollers, memory_order_relaxed); }
+
+static void before_sleep(void) {
+  if (S.hooks.sleep) S.hooks.sleep();
+}
+
 /* Spins until notified or until `give_up` says other work exists. */
 static bool spin_for_notify(skn_unit *me, skn_worker *w) {
+  bool notified = false;
+  pollers_enter();
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
-    if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) return true;
-    if (w && skn_sched_worker_has_ready(w)) return false;
-    if ((i & 63) == 63) poll_hook();
+    if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) {
+      notified = true;
+      break;
+    }
+    if (w && skn_sched_worker_has_ready(w)) break;
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_hook();
     skn_cpu_relax();
   }
-  return false;
+  pollers_leave();
+  return notified;
 }
 
 /* Blocks the kernel thread itself: adopted threads, and ULTs inside an OpenMP parallel
@@ -199,6 +220,7 @@ static void wait_on_futex(skn_unit *me) {
   uint32_t expect = SKN_UNIT_WAITING;
   if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED_FUTEX)) return;
   busy_down();
+  before_sleep();
   uint64_t epoch = atomic_load(&S.epoch);
   while (atomic_load(&me->state) == SKN_UNIT_BLOCKED_FUTEX) {
     if (!skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)S.cfg.stall_ms * 1000000L))
@@ -209,13 +231,19 @@ static void wait_on_futex(skn_unit *me) {
 
 bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
   skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
+  bool seen = false;
+  pollers_enter();
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
-    if (atomic_load_explicit(word, memory_order_acquire) == value) return true;
-    if (w && skn_sched_worker_has_ready(w)) return false;
-    if ((i & 63) == 63) poll_hook();
+    if (atomic_load_explicit(word, memory_order_acquire) == value) {
+      seen = true;
+      break;
+    }
+    if (w && skn_sched_worker_has_ready(w)) break;
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_hook();
     skn_cpu_relax();
   }
-  return false;
+  pollers_leave();
+  return seen;
 }
 
 void skn_sched_wait(skn_unit *me) {
@@ -271,17 +299,22 @@ static void free_unit_stack(skn_unit *u) {
 }
 
 static void idle(skn_worker *w) {
-  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
-    if (skn_sched_worker_has_ready(w)) return;
-    if ((i & 63) == 0) poll_hook();
+  bool work = false;
+  pollers_enter();
+  for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
+    work = skn_sched_worker_has_ready(w);
+    if ((i & SKN_POLL_EVERY) == 0) poll_hook();
     skn_cpu_relax();
   }
+  pollers_leave();
+  if (work) return;
   atomic_store(&w->sleeping, 1);
   busy_down();
   if (skn_sched_worker_has_ready(w)) {
     if (atomic_exchange(&w->sleeping, 0)) busy_up();
     return;
   }
+  before_sleep();
   uint64_t epoch = atomic_load(&S.epoch);
   while (atomic_load(&w->sleeping)) {
     if (!skn_futex_wait(&w->sleeping, 1, (long)S.cfg.stall_ms * 1000000L)) {

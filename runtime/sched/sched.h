@@ -67,9 +67,14 @@ typedef struct skn_unit {
   void *tsan_fiber;
 } skn_unit;
 
+#define SKN_POLL_EVERY 7 /* a mask: idle progress costs ~40 ns, a pause ~10-50 ns */
+
 typedef struct skn_sched_hooks {
-  /* Called by idle workers and spinning waiters (network progress). May be NULL. */
+  /* Called by idle workers and spinning waiters (network progress), every
+   * SKN_POLL_EVERY + 1 iterations. May be NULL. */
   void (*poll)(void);
+  /* Called by a worker or a blocked thread just before it sleeps in the kernel. May be NULL. */
+  void (*sleep)(void);
   /* Called when every worker sleeps, every adopted thread is blocked and nothing woke
    * anyone for a while. Returns only if the caller decides this is not a deadlock. */
   void (*stall)(void);
@@ -118,6 +123,8 @@ static inline bool skn_sched_poll_word(skn_unit *me, _Atomic(uintptr_t) *word, u
   return skn_sched_poll_word_slow(me, word, value);
 }
 SKN_INTERNAL void skn_sched_wake(skn_unit *u);
+/* How many units are spinning in loops that call the poll hook (0 without a hook). */
+SKN_INTERNAL int skn_sched_pollers(void);
 
 SKN_INTERNAL void skn_sched_yield(void);
 /* Ends the calling ULT (its stack is dropped, nothing is unwound). */

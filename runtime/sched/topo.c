@@ -3,11 +3,14 @@
 
 #include <hwloc.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 static hwloc_topology_t topo;
 static int ncores;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* This process's cores: [first, first + share) of the cores it may use (skn_topo_share). */
+static int first, share;
 
 static void load(void) {
   if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
@@ -18,18 +21,38 @@ static void load(void) {
   ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   if (ncores < 1) ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
   if (ncores < 1) ncores = 1;
+  share = ncores;
 }
 
 static hwloc_obj_t core_of(int worker) {
   if (!topo) return NULL;
-  hwloc_obj_t c = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)(worker % ncores));
-  if (!c) c = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)(worker % ncores));
+  unsigned i = (unsigned)(first + worker % share);
+  hwloc_obj_t c = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, i);
+  if (!c) c = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, i);
   return c;
 }
 
 int skn_topo_ncores(void) {
   pthread_once(&once, load);
-  return ncores;
+  return share;
+}
+
+void skn_topo_share(int local_proc, int local_nprocs) {
+  pthread_once(&once, load);
+  if (local_nprocs <= 1 || local_proc < 0 || local_proc >= local_nprocs) return;
+  /* A launcher that bound the process has split the node already: keep its choice. */
+  hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+  bool whole = mine && topo && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
+               hwloc_bitmap_isequal(mine, hwloc_topology_get_complete_cpuset(topo));
+  hwloc_bitmap_free(mine);
+  if (!whole) return;
+  if (local_nprocs >= ncores) {
+    first = local_proc % ncores;
+    share = 1;
+  } else {
+    first = (int)((long long)local_proc * ncores / local_nprocs);
+    share = (int)((long long)(local_proc + 1) * ncores / local_nprocs) - first;
+  }
 }
 
 int skn_topo_nnuma(void) {

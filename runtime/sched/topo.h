@@ -6,11 +6,15 @@
 
 #include "../base/base.h"
 
-/* Cores in the process's allowed cpuset (>= 1). */
+/* Cores this process uses (>= 1): those of its allowed cpuset, or its share of them. */
 SKN_INTERNAL int skn_topo_ncores(void);
+/* Several processes of a job on one node that the launcher did not bind: process
+ * local_proc of local_nprocs takes its own consecutive share of the cores, so that their
+ * workers do not pin to the same ones. */
+SKN_INTERNAL void skn_topo_share(int local_proc, int local_nprocs);
 /* NUMA nodes with memory (>= 1). */
 SKN_INTERNAL int skn_topo_nnuma(void);
-/* Pins the calling thread to core (worker % ncores). Returns 0 on success. */
+/* Pins the calling thread to this process's core (worker % its cores). Returns 0 on success. */
 SKN_INTERNAL int skn_topo_bind_thread(int worker);
 /* OS index of the NUMA node holding the core of `worker` (see skn_topo_bind_thread),
  * or -1 when unknown. */

@@ -25,12 +25,6 @@ for exe in "$RING" "$ANYSOURCE" "$STORM" "$KILL9"; do
   [[ -x $exe ]] || { echo "FAIL: $case_: $exe is not built"; exit 1; }
 done
 
-# A build whose skeinrun still refuses MPI programs with --procs runs every job in one
-# process: nothing here can pass, and nothing is broken.
-if grep -qa 'is a Skein program: this build runs all ranks of a job in one process' "$SKEINRUN"; then
-  skip "this build runs all ranks of a job in one process (skeinrun --procs refuses MPI programs)"
-fi
-
 run() {
   local t0; t0=$(ms)
   timeout -k 5 60 "$@" >"$out" 2>"$err" </dev/null
