@@ -328,9 +328,9 @@ SKN_WEAK_ALIAS(Comm_test_inter);
 /* ------------------------------------------------------------------ Comm_create, Comm_create_group */
 
 /* Checks that g is a subset of c; fills members (g's ranks, in group order), *my (the
- * caller's group rank or -1) and, when asked, *crank0 (the comm rank of g's rank 0). */
+ * caller's group rank or -1) and, when asked, cranks (their comm ranks). */
 static int group_members(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm *c, const skn_group *g,
-                         skn_rank **members, int *my, int *crank0) {
+                         skn_rank **members, int *my, int *cranks) {
   int *where = malloc(sizeof(int) * (size_t)skn_job_g.size); /* world rank -> comm rank */
   if (!where) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
   for (int w = 0; w < skn_job_g.size; w++) where[w] = -1;
@@ -344,9 +344,9 @@ static int group_members(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm *
                            "the group's rank %d (world rank %d) is not in the communicator", i, w);
     }
     members[i] = skn_job_g.ranks[w];
+    if (cranks) cranks[i] = where[w];
     if (w == me->world_rank) *my = i;
   }
-  if (crank0) *crank0 = g->size ? where[g->wranks[0]] : -1;
   free(where);
   return MPI_SUCCESS;
 }
@@ -360,10 +360,13 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
   if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
   if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
   skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler, my = -1, leader = -1;
+  int rank = v->rank, errh = v->errhandler, my = -1;
   skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
-  if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-  int rc = group_members(me, fn, comm, c, g, members, &my, &leader);
+  int *cranks = malloc(sizeof(int) * (size_t)(g->size ? g->size : 1));
+  int rc = members && cranks ? group_members(me, fn, comm, c, g, members, &my, cranks)
+                             : skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  int leader = rc == MPI_SUCCESS && g->size ? cranks[0] : -1;
+  free(cranks);
   if (rc != MPI_SUCCESS) {
     free(members);
     return rc;
@@ -410,23 +413,36 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   int rc = skn_api_intra_only(me, v, comm, fn);
   if (rc != MPI_SUCCESS) return rc;
   skn_comm *c = v->comm;
-  int errh = v->errhandler, my = -1;
-  skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
-  if (!members) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-  rc = group_members(me, fn, comm, c, g, members, &my, NULL);
-  for (int i = 0; rc == MPI_SUCCESS && i < g->size; i++) /* the rendezvous is in this process */
-    if (skn_rank_is_remote(members[i]))
-      rc = skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "the group has ranks in several processes (not supported yet)");
+  int errh = v->errhandler, my = -1, n = g->size;
+  skn_rank **members = malloc(sizeof *members * (size_t)(n ? n : 1));
+  int *cranks = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  rc = members && cranks ? group_members(me, fn, comm, c, g, members, &my, cranks)
+                         : skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
   if (rc != MPI_SUCCESS || my < 0) { /* a caller outside the group gets MPI_COMM_NULL */
     free(members);
+    free(cranks);
     if (rc == MPI_SUCCESS) *newcomm = MPI_COMM_NULL;
     return rc;
   }
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
-  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, g->size, members, g->wranks, my);
+  /* Members in several processes: the group's rank 0 picks the context id and tells the
+   * others over the parent's collective context, under a tag of their own. */
+  int new_ctx = -1;
+  bool spans = false;
+  for (int i = 0; i < n; i++) spans |= skn_rank_is_remote(members[i]);
+  if (spans) {
+    const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
+    if (my == 0) {
+      new_ctx = skn_ctx_alloc();
+      for (int i = 1; i < n; i++) skn_xcoll_send(c, v->rank, cranks[i], -2 - tag, &new_ctx, 1, int_t);
+    } else {
+      skn_xcoll_recv(c, cranks[0], -2 - tag, &new_ctx, 1, int_t);
+    }
+  }
+  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, n, members, g->wranks, my, new_ctx);
   skn_api_leave(me);
   free(members);
+  free(cranks);
   return add_view(me, fn, comm, nc, my, errh, newcomm);
 }
 SKN_WEAK_ALIAS(Comm_create_group);

@@ -384,10 +384,10 @@ SKN_WEAK_ALIAS(Group_free);
 /* ------------------------------------------------------------------ Comm_create_group rendezvous
  * One entry per (parent context, tag, member list) instance in a process-wide FIFO list.
  * A member joins the first matching entry it has not joined yet (or appends a new one),
- * so successive calls with the same arguments pair up in call order. The leader (group
- * rank 0) creates the communicator before joining and publishes it in the entry; the
- * others wait through the scheduler until it is there. The last member to pick the
- * communicator up unlinks and frees the entry. */
+ * so successive calls with the same arguments pair up in call order. The creator (the
+ * group's first member in this process) creates the communicator before joining and
+ * publishes it in the entry; the other members here wait through the scheduler until it
+ * is there. The last member to pick the communicator up unlinks and frees the entry. */
 
 typedef struct rdv_entry {
   struct rdv_entry *next;
@@ -403,7 +403,7 @@ typedef struct rdv_entry {
 static skn_spinlock rdv_lock = SKN_SPINLOCK_INIT;
 static rdv_entry *rdv_head;
 
-static rdv_entry *rdv_find(int ctx, int tag, int n, const int *wranks, int my) {
+static rdv_entry *rdv_find(int ctx, int tag, int n, const int *wranks, int my, int nlocal) {
   rdv_entry **tail = &rdv_head;
   for (rdv_entry *e = rdv_head; e; e = e->next) {
     tail = &e->next;
@@ -427,7 +427,7 @@ static rdv_entry *rdv_find(int ctx, int tag, int n, const int *wranks, int my) {
   e->ctx = ctx;
   e->tag = tag;
   e->n = n;
-  e->remaining = n;
+  e->remaining = nlocal;
   *tail = e;
   return e;
 }
@@ -446,23 +446,30 @@ static void rdv_leave(rdv_entry *e) { /* rdv_lock held */
 }
 
 skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *const *members, const int *wranks,
-                               int my) {
+                               int my, int new_ctx) {
   (void)me;
-  if (n == 1) return skn_comm_create(1, members); /* nobody to agree with */
-  skn_comm *mine = my == 0 ? skn_comm_create(n, members) : NULL;
+  int creator = -1, nlocal = 0;
+  for (int i = 0; i < n; i++)
+    if (!skn_rank_is_remote(members[i])) {
+      if (creator < 0) creator = i;
+      nlocal++;
+    }
+  skn_comm *mine = NULL;
+  if (my == creator) mine = new_ctx < 0 ? skn_comm_create(n, members) : skn_comm_create_ctx(new_ctx, n, members);
+  if (nlocal == 1) return mine; /* nobody here to agree with */
   skn_unit *self = skn_sched_self();
   skn_spin_lock(&rdv_lock);
-  rdv_entry *e = rdv_find(ctx, tag, n, wranks, my);
+  rdv_entry *e = rdv_find(ctx, tag, n, wranks, my, nlocal);
   if (!e) { /* out of memory: nobody can be told; fail this member */
     skn_spin_unlock(&rdv_lock);
     if (mine) skn_comm_release(mine);
     return NULL;
   }
   e->joined[my] = true;
-  if (my == 0) {
+  if (my == creator) {
     e->comm = mine;
     atomic_store(&e->done, 1);
-    for (int i = 1; i < n; i++)
+    for (int i = 0; i < n; i++)
       if (e->waiters[i]) skn_sched_wake(e->waiters[i]);
     rdv_leave(e);
     skn_spin_unlock(&rdv_lock);

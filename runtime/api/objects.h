@@ -52,13 +52,14 @@ typedef struct skn_group {
 /* The calling rank's group for handle h, or NULL. */
 SKN_INTERNAL const skn_group *skn_api_group(skn_rank *me, MPI_Group h);
 
-/* Comm_create_group's agreement without the parent's barrier: the member of group rank
- * 0 creates the communicator and hands it to the others through a process-wide table
- * keyed by (parent context, tag, member list); the others wait through the scheduler.
- * `members` are the group's ranks in group order; `my` is the caller's group rank.
- * Returns the new communicator, or NULL when it could not be created. */
+/* Comm_create_group's agreement without the parent's barrier: the group's first member
+ * in this process creates this process's copy of the communicator (context id new_ctx,
+ * or a fresh one when new_ctx < 0) and hands it to the others here through a
+ * process-wide table keyed by (parent context, tag, member list); the others wait through
+ * the scheduler. `members` are the group's ranks in group order; `my` is the caller's
+ * group rank. Returns the new communicator, or NULL when it could not be created. */
 SKN_INTERNAL skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *const *members,
-                                            const int *wranks, int my);
+                                            const int *wranks, int my, int new_ctx);
 
 /* ---------------------------------------------------------------- topologies */
 

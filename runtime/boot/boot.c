@@ -258,7 +258,7 @@ static int boot_main(int argc, char **argv, char **envp) {
   static skn_pmi_info pi;
   if (skn_pmi_init(&pi) != SKN_PMI_OK) skn_fatal("cannot join the job");
   B.cfg.nranks = pi.nranks;
-  skn_topo_share(pi.local_proc, pi.local_nprocs);
+  bool crowded = skn_topo_share(pi.local_proc, pi.local_nprocs);
   if (skn_env_int("WORKERS", 0) == 0) B.cfg.nworkers = skn_topo_ncores(); /* default: this process's cores */
   if (B.cfg.nworkers > B.cfg.nranks) B.cfg.nworkers = B.cfg.nranks;
   sched_getaffinity(0, sizeof B.process_cpus, &B.process_cpus);
@@ -269,6 +269,7 @@ static int boot_main(int argc, char **argv, char **envp) {
       .stack_size = B.cfg.stack_size,
       .spin_iters = B.cfg.spin_iters,
       .bind = B.cfg.bind,
+      .yield = crowded,
       .stall_ms = B.cfg.deadlock_ms,
   };
   /* Deadlock reports need every rank of the job in view: single-process jobs only. */

@@ -21,7 +21,7 @@ enum { T_BARRIER = 1, T_BCAST, T_REDUCE, T_ALLREDUCE, T_GATHER, T_SCATTER, T_ALL
 
 /* ------------------------------------------------------------------ point-to-point */
 
-static void xsend(skn_comm *c, int from, int to, int tag, const void *buf, size_t count, const skn_dtype *t) {
+void skn_xcoll_send(skn_comm *c, int from, int to, int tag, const void *buf, size_t count, const skn_dtype *t) {
   skn_msg m = {.buf = buf, .count = count, .dt = t, .ctx = c->ctx + 1, .src = from, .tag = tag,
                .comm = MPI_COMM_WORLD, .peer = c->members[to], .mode = SKN_MODE_STANDARD};
   skn_p2p_send(skn_rank_self(), &m, NULL);
@@ -40,7 +40,7 @@ static void xrecv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, si
   skn_p2p_recv(skn_rank_self(), r);
 }
 
-static void xrecv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t) {
+void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t) {
   skn_req r;
   xrecv_post(&r, c, from, tag, buf, count, t);
   skn_req_wait(&r);
@@ -81,7 +81,7 @@ void skn_xcoll_barrier(skn_comm *c) {
     for (int d = 1; d < n; d <<= 1) {
       skn_req r;
       xrecv_post(&r, c, x->leaders[(i - d + n) % n], T_BARRIER, NULL, 0, BYTE_T);
-      xsend(c, mine, x->leaders[(i + d) % n], T_BARRIER, NULL, 0, BYTE_T);
+      skn_xcoll_send(c, mine, x->leaders[(i + d) % n], T_BARRIER, NULL, 0, BYTE_T);
       skn_req_wait(&r);
     }
   }
@@ -94,11 +94,11 @@ static void tree_bcast(skn_comm *c, int rank, int root, int tag, void *buf, size
   int n = x->nprocs, rp = x->proc_index[root], v = (x->me - rp + n) % n, mask = 1;
   for (; mask < n; mask <<= 1)
     if (v & mask) {
-      xrecv(c, rep_of(x, (v - mask + rp) % n, root), tag, buf, count, t);
+      skn_xcoll_recv(c, rep_of(x, (v - mask + rp) % n, root), tag, buf, count, t);
       break;
     }
   for (mask >>= 1; mask > 0; mask >>= 1)
-    if (v + mask < n) xsend(c, rank, rep_of(x, (v + mask + rp) % n, root), tag, buf, count, t);
+    if (v + mask < n) skn_xcoll_send(c, rank, rep_of(x, (v + mask + rp) % n, root), tag, buf, count, t);
 }
 
 void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
@@ -133,7 +133,7 @@ static void reduce_in_order(const skn_coll_args *a, char *parts, size_t span, in
 static void flat_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root) {
   size_t span = skn_coll_span(a->scount, a->st);
   if (rank != root) {
-    xsend(c, rank, root, T_REDUCE, input_of(a), a->scount, a->st);
+    skn_xcoll_send(c, rank, root, T_REDUCE, input_of(a), a->scount, a->st);
     return;
   }
   char *parts = scratch(span * (size_t)c->size);
@@ -159,11 +159,11 @@ static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root,
     int v = (x->me - rp + n) % n;
     for (int mask = 1; mask < n; mask <<= 1) {
       if (v & mask) {
-        xsend(c, rank, rep_of(x, (v - mask + rp) % n, root), T_REDUCE, acc, a->scount, a->st);
+        skn_xcoll_send(c, rank, rep_of(x, (v - mask + rp) % n, root), T_REDUCE, acc, a->scount, a->st);
         break;
       }
       if (v + mask < n) {
-        xrecv(c, rep_of(x, (v + mask + rp) % n, root), T_REDUCE, tmp, a->scount, a->st);
+        skn_xcoll_recv(c, rep_of(x, (v + mask + rp) % n, root), T_REDUCE, tmp, a->scount, a->st);
         apply(a, tmp, acc);
       }
     }
@@ -171,7 +171,7 @@ static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root,
     return;
   }
   if (x->me != rp) {
-    xsend(c, rank, rep_of(x, rp, root), T_REDUCE, acc, a->scount, a->st);
+    skn_xcoll_send(c, rank, rep_of(x, rp, root), T_REDUCE, acc, a->scount, a->st);
     return;
   }
   char *parts = scratch(span * (size_t)n);
@@ -198,7 +198,7 @@ static void leaders_allreduce(skn_comm *c, int rank, const skn_coll_args *a, voi
       int partner = x->leaders[x->me ^ mask];
       skn_req r;
       xrecv_post(&r, c, partner, T_ALLREDUCE, tmp, a->scount, a->st);
-      xsend(c, rank, partner, T_ALLREDUCE, acc, a->scount, a->st);
+      skn_xcoll_send(c, rank, partner, T_ALLREDUCE, acc, a->scount, a->st);
       skn_req_wait(&r);
       apply(a, tmp, acc);
     }
@@ -258,13 +258,13 @@ skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   ra.rbuf = rank == 0 ? scratch(skn_coll_span(total, a->st)) : NULL;
   skn_status st = skn_xcoll_reduce(c, rank, &ra, false);
   if (rank != 0) {
-    xrecv(c, 0, T_SCATTER, a->rbuf, mine, a->st);
+    skn_xcoll_recv(c, 0, T_SCATTER, a->rbuf, mine, a->st);
     return st;
   }
   size_t off = mine;
   for (int j = 1; j < c->size; j++) {
     size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
-    xsend(c, 0, j, T_SCATTER, skn_coll_at(ra.rbuf, off, a->st), cnt, a->st);
+    skn_xcoll_send(c, 0, j, T_SCATTER, skn_coll_at(ra.rbuf, off, a->st), cnt, a->st);
     off += cnt;
   }
   skn_dt_copy(a->rbuf, mine, a->st, skn_coll_at(ra.rbuf, lo, a->st), mine, a->st);
@@ -278,12 +278,12 @@ skn_status skn_xcoll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusiv
   char *acc = scratch(span), *prefix = rank > 0 ? scratch(span) : NULL;
   skn_dt_copy(acc, a->scount, a->st, input_of(a), a->scount, a->st);
   if (rank > 0) {
-    xrecv(c, rank - 1, T_SCAN, prefix, a->scount, a->st);
+    skn_xcoll_recv(c, rank - 1, T_SCAN, prefix, a->scount, a->st);
     if (exclusive) skn_dt_copy(a->rbuf, a->scount, a->st, prefix, a->scount, a->st);
     apply(a, prefix, acc); /* prefix op ours */
   }
   if (!exclusive) skn_dt_copy(a->rbuf, a->scount, a->st, acc, a->scount, a->st);
-  if (rank + 1 < c->size) xsend(c, rank, rank + 1, T_SCAN, acc, a->scount, a->st);
+  if (rank + 1 < c->size) skn_xcoll_send(c, rank, rank + 1, T_SCAN, acc, a->scount, a->st);
   free(acc);
   free(prefix);
   return SKN_OK;
@@ -299,7 +299,7 @@ static char *rblock(const skn_coll_args *a, int j, size_t *cnt) {
 
 void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
   if (rank != a->root) {
-    xsend(c, rank, a->root, T_GATHER, a->sbuf, a->scount, a->st);
+    skn_xcoll_send(c, rank, a->root, T_GATHER, a->sbuf, a->scount, a->st);
     return;
   }
   skn_req *r = recv_array(c->size);
@@ -319,14 +319,14 @@ void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
 
 void skn_xcoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   if (rank != a->root) {
-    xrecv(c, a->root, T_SCATTER, a->rbuf, a->rcount, a->rt);
+    skn_xcoll_recv(c, a->root, T_SCATTER, a->rbuf, a->rcount, a->rt);
     return;
   }
   for (int k = 1; k < c->size; k++) { /* starting after the root spreads the load */
     int j = (rank + k) % c->size;
     size_t cnt = a->scounts ? (size_t)a->scounts[j] : a->scount;
     size_t off = a->sdispls ? (size_t)a->sdispls[j] : (size_t)j * a->scount;
-    xsend(c, rank, j, T_SCATTER, skn_coll_at(a->sbuf, off, a->st), cnt, a->st);
+    skn_xcoll_send(c, rank, j, T_SCATTER, skn_coll_at(a->sbuf, off, a->st), cnt, a->st);
   }
   if (a->rbuf != MPI_IN_PLACE) {
     size_t cnt = a->scounts ? (size_t)a->scounts[rank] : a->scount;
@@ -348,7 +348,7 @@ void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
   size_t scount = a->sbuf == MPI_IN_PLACE ? cnt : a->scount;
   const skn_dtype *st = a->sbuf == MPI_IN_PLACE ? a->rt : a->st;
   if (a->sbuf != MPI_IN_PLACE) skn_dt_copy(own, cnt, a->rt, a->sbuf, a->scount, a->st);
-  for (int k = 1; k < c->size; k++) xsend(c, rank, (rank + k) % c->size, T_ALLGATHER, sbuf, scount, st);
+  for (int k = 1; k < c->size; k++) skn_xcoll_send(c, rank, (rank + k) % c->size, T_ALLGATHER, sbuf, scount, st);
   wait_all(r, c->size, rank);
   free(r);
 }
@@ -393,7 +393,7 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
   for (int k = 1; k < c->size; k++) {
     int j = (rank + k) % c->size;
     char *s = a2a_block(sbase, scount, scounts, sdispls, st, sts, j, &sc, &bt);
-    xsend(c, rank, j, T_ALLTOALL, s, sc, bt);
+    skn_xcoll_send(c, rank, j, T_ALLTOALL, s, sc, bt);
   }
   char *d = a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, rank, &rc, &rt);
   char *s = a2a_block(sbase, scount, scounts, sdispls, st, sts, rank, &sc, &bt);

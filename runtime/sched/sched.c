@@ -192,6 +192,11 @@ static inline void pollers_leave(void) {
 }
 int skn_sched_pollers(void) { return atomic_load_explicit(&S.pollers, memory_order_relaxed); }
 
+static inline void poll_and_yield(void) {
+  poll_hook();
+  if (S.cfg.yield) sched_yield(); /* let the process we wait for run */
+}
+
 static void before_sleep(void) {
   if (S.hooks.sleep) S.hooks.sleep();
 }
@@ -206,7 +211,7 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_hook();
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_and_yield();
     skn_cpu_relax();
   }
   pollers_leave();
@@ -239,7 +244,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_hook();
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_and_yield();
     skn_cpu_relax();
   }
   pollers_leave();
@@ -303,7 +308,7 @@ static void idle(skn_worker *w) {
   pollers_enter();
   for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w);
-    if ((i & SKN_POLL_EVERY) == 0) poll_hook();
+    if ((i & SKN_POLL_EVERY) == 0) poll_and_yield();
     skn_cpu_relax();
   }
   pollers_leave();

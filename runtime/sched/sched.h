@@ -85,6 +85,8 @@ typedef struct skn_sched_config {
   size_t stack_size;     /* usable bytes per ULT stack */
   unsigned spin_iters;   /* busy-poll iterations before blocking */
   bool bind;             /* pin workers to cores */
+  bool yield;            /* more threads spin than there are cores (processes of the job
+                          * outnumber them): spinning loops yield the core now and then */
   unsigned stall_ms;     /* quiet time before the stall hook runs */
 } skn_sched_config;
 

@@ -37,15 +37,15 @@ int skn_topo_ncores(void) {
   return share;
 }
 
-void skn_topo_share(int local_proc, int local_nprocs) {
+bool skn_topo_share(int local_proc, int local_nprocs) {
   pthread_once(&once, load);
-  if (local_nprocs <= 1 || local_proc < 0 || local_proc >= local_nprocs) return;
+  if (local_nprocs <= 1 || local_proc < 0 || local_proc >= local_nprocs) return false;
   /* A launcher that bound the process has split the node already: keep its choice. */
   hwloc_bitmap_t mine = hwloc_bitmap_alloc();
   bool whole = mine && topo && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
                hwloc_bitmap_isequal(mine, hwloc_topology_get_complete_cpuset(topo));
   hwloc_bitmap_free(mine);
-  if (!whole) return;
+  if (!whole) return false;
   if (local_nprocs >= ncores) {
     first = local_proc % ncores;
     share = 1;
@@ -53,6 +53,7 @@ void skn_topo_share(int local_proc, int local_nprocs) {
     first = (int)((long long)local_proc * ncores / local_nprocs);
     share = (int)((long long)(local_proc + 1) * ncores / local_nprocs) - first;
   }
+  return local_nprocs > ncores;
 }
 
 int skn_topo_nnuma(void) {

@@ -2,6 +2,7 @@
 #ifndef SKN_SCHED_TOPO_H
 #define SKN_SCHED_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../base/base.h"
@@ -10,8 +11,8 @@
 SKN_INTERNAL int skn_topo_ncores(void);
 /* Several processes of a job on one node that the launcher did not bind: process
  * local_proc of local_nprocs takes its own consecutive share of the cores, so that their
- * workers do not pin to the same ones. */
-SKN_INTERNAL void skn_topo_share(int local_proc, int local_nprocs);
+ * workers do not pin to the same ones. Returns whether the processes outnumber the cores. */
+SKN_INTERNAL bool skn_topo_share(int local_proc, int local_nprocs);
 /* NUMA nodes with memory (>= 1). */
 SKN_INTERNAL int skn_topo_nnuma(void);
 /* Pins the calling thread to this process's core (worker % its cores). Returns 0 on success. */
