@@ -577,8 +577,8 @@ SKN_INTERNAL void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *r);
 /* Receive r matched the queued envelope env of a remote message: takes its data;
  * returns true when r is complete, false when it completes later (rendezvous fetch). */
 SKN_INTERNAL bool skn_remote_consume(skn_req *r, skn_req *env);
-/* Network progress (the scheduler's poll hook). */
-SKN_INTERNAL void skn_remote_poll(void);
+/* Network progress (the scheduler's poll hook); returns whether anything happened. */
+SKN_INTERNAL bool skn_remote_poll(void);
 /* A worker is about to sleep (the scheduler's sleep hook): the progress thread takes over. */
 SKN_INTERNAL void skn_remote_sleeping(void);
 /* After the last local rank ended: flush, wait for the other processes, disconnect. */

@@ -222,7 +222,7 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
 
 /* ------------------------------------------------------------------ progress */
 
-void skn_remote_poll(void) { R.net->progress(); }
+bool skn_remote_poll(void) { return R.net->progress(); }
 
 /* Progresses while no worker does: while some unit spins in a waiting loop it calls the
  * transport itself, and this thread sleeps until a worker is about to sleep

@@ -178,9 +178,7 @@ void skn_sched_wake(skn_unit *u) {
 
 /* ------------------------------------------------------------------ waiting */
 
-static void poll_hook(void) {
-  if (S.hooks.poll) S.hooks.poll();
-}
+static bool poll_hook(void) { return S.hooks.poll && S.hooks.poll(); }
 
 /* Spinning loops that call the poll hook are counted, so that the network's own thread
  * can stay asleep while one of them progresses (skn_sched_pollers). */
@@ -192,9 +190,12 @@ static inline void pollers_leave(void) {
 }
 int skn_sched_pollers(void) { return atomic_load_explicit(&S.pollers, memory_order_relaxed); }
 
-static inline void poll_and_yield(void) {
-  poll_hook();
+/* Returns whether the network had work: spinning loops then start their budget over, so
+ * a waiter keeps driving a long transfer instead of leaving it to the progress thread. */
+static inline bool poll_and_yield(void) {
+  bool busy = poll_hook();
   if (S.cfg.yield) sched_yield(); /* let the process we wait for run */
+  return busy;
 }
 
 static void before_sleep(void) {
@@ -211,7 +212,7 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_and_yield();
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
     skn_cpu_relax();
   }
   pollers_leave();
@@ -244,7 +245,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY) poll_and_yield();
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
     skn_cpu_relax();
   }
   pollers_leave();
@@ -308,7 +309,7 @@ static void idle(skn_worker *w) {
   pollers_enter();
   for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w);
-    if ((i & SKN_POLL_EVERY) == 0) poll_and_yield();
+    if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) i = 1;
     skn_cpu_relax();
   }
   pollers_leave();
