@@ -61,11 +61,11 @@ static void on_send_done(void *arg, int status) {
 }
 
 void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
-  skn_req stack_req;
+  skn_req stack_req; /* a blocking send waits on it: sync, payload, peer, net_pending */
   skn_req *r = sreq;
   if (!r) {
     r = &stack_req;
-    memset(r, 0, offsetof(skn_req, cell));
+    atomic_init(&r->sync, 0);
   }
   size_t bytes = m->count * m->dt->size;
   const void *data = m->buf;
@@ -96,8 +96,38 @@ static void on_acked(void *hctx, const skn_net_env *env) {
 
 /* ------------------------------------------------------------------ receiving */
 
+/* Envelopes are recycled: only the delivery hooks take them (serialized by the
+ * transport's progress lock), and whoever is done with one (any thread) pushes it back on
+ * a lock-free stack. malloc and free of each envelope cost more than the rest of the
+ * delivery. */
+static remote_env *env_cache;                /* the delivery hooks' own */
+static _Atomic(remote_env *) env_returned;    /* pushed by anyone */
+
+static inline remote_env *env_next(remote_env *e) { return (remote_env *)(void *)e->req.next; }
+
+static void envelope_free(remote_env *e) {
+  remote_env *head = atomic_load_explicit(&env_returned, memory_order_relaxed);
+  do {
+    e->req.next = (skn_req *)(void *)head;
+  } while (!atomic_compare_exchange_weak_explicit(&env_returned, &head, e, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static void envelope_cache_drain(void) {
+  remote_env *lists[2] = {env_cache, atomic_exchange(&env_returned, NULL)};
+  env_cache = NULL;
+  for (int i = 0; i < 2; i++)
+    for (remote_env *e = lists[i], *next; e; e = next) {
+      next = env_next(e);
+      free(e);
+    }
+}
+
 static remote_env *envelope_new(const skn_net_env *ne, uint8_t proto) {
-  remote_env *e = aligned_alloc(SKN_CACHELINE, (sizeof *e + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
+  remote_env *e = env_cache;
+  if (!e) e = atomic_exchange_explicit(&env_returned, NULL, memory_order_acquire);
+  if (e) env_cache = env_next(e);
+  else e = aligned_alloc(SKN_CACHELINE, (sizeof *e + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
   if (!e) skn_fatal("out of memory for a message from rank %d", ne->src_world);
   memset(&e->req, 0, offsetof(skn_req, cell));
   e->req.kind = SKN_REQ_SEND;
@@ -155,7 +185,7 @@ static void fetch_into(skn_req *r, remote_env *e) {
     skn_fatal("out of memory receiving %zu bytes from rank %d", n, e->net.src_world);
   skn_net_rndv *h = e->rndv;
   int src = e->net.src_world;
-  free(e);
+  envelope_free(e);
   int rc = R.net->fetch(h, dst, n, on_fetched, r);
   if (rc == SKN_NET_OK) on_fetched(r, rc);
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
@@ -167,7 +197,8 @@ static void on_deliver(void *hctx, const skn_net_env *ne, const void *data, size
   remote_env *e = envelope_new(ne, SKN_PROTO_NET_EAGER);
   skn_req *r = skn_p2p_arrive(local_rank(ne), &e->req); /* filled == 0: a matcher waits */
   if (r) {
-    free(e);
+    e->req.next = (skn_req *)(void *)env_cache; /* we are the only taker: straight back */
+    env_cache = e;
     copy_in(r, ne, data);
     skn_req_complete(r);
     return;
@@ -197,7 +228,7 @@ bool skn_remote_consume(skn_req *r, skn_req *env) {
   }
   copy_in(r, &e->net, env->payload);
   if (env->payload != env->cell) free(env->payload);
-  free(e);
+  envelope_free(e);
   return true;
 }
 
@@ -312,4 +343,5 @@ void skn_remote_finalize(void) {
             (unsigned long long)(st.delivered_eager + st.delivered_rndv), (unsigned long long)st.held);
   }
   if (R.net->finalize() != SKN_NET_OK) skn_log("the UCX transport did not end cleanly");
+  envelope_cache_drain();
 }

@@ -25,6 +25,11 @@ done
 "$p/bin/mpicc" -O2 "$src/apps/examples/ring_pi.c" -o "$work/pi" -lm
 out=$("$p/bin/mpiexec" -n 5 "$work/pi")
 echo "$out" | grep -q "5 ranks" || { echo "FAIL mpicc program: $out"; exit 1; }
+# the same over 2 processes: the UCX module is found in the moved tree (lib/skein/)
+[ -f "$p/lib/skein/libskein-ucx.so" ] || { echo "FAIL missing lib/skein/libskein-ucx.so"; exit 1; }
+out=$(UCX_TLS=tcp SKEIN_NETSTATS=1 "$p/bin/mpiexec" -n 5 --procs 2 "$work/pi" 2>&1)
+echo "$out" | grep -q "5 ranks" && [ "$(echo "$out" | grep -c 'skein: net: process')" -eq 2 ] ||
+  { echo "FAIL mpicc program over 2 processes: $out"; exit 1; }
 
 # C++ wrapper
 printf '#include <mpi.h>\n#include <cstdio>\nint main(int c,char**v){MPI_Init(&c,&v);int r;MPI_Comm_rank(MPI_COMM_WORLD,&r);MPI_Finalize();return r==0?0:0;}\n' > "$work/cxx.cpp"
