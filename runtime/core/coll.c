@@ -380,7 +380,7 @@ static bool allreduce_tiny(skn_comm *c, int rank, skn_coll_args *a) {
 }
 
 static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
-  if (skn_coll_span(a->scount, a->st) <= SKN_TINY_ALLREDUCE && allreduce_tiny(c, rank, a)) return SKN_OK;
+  if (skn_coll_room(a->scount, a->st) <= SKN_TINY_ALLREDUCE && allreduce_tiny(c, rank, a)) return SKN_OK;
   skn_coll_publish(c, rank, a);
   char acc[SKN_SMALL_ALLREDUCE];
   skn_coll_reduce_members(c->slots, a, c->size - 1, 0, a->scount, acc);
@@ -392,12 +392,12 @@ static skn_status allreduce_small(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Reduce / Allreduce: member i reduces chunk i of every input, in parallel. */
 skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
-  if (all && skn_coll_span(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
+  if (all && skn_coll_room(a->scount, a->st) <= SKN_SMALL_ALLREDUCE) return allreduce_small(c, rank, a);
   skn_coll_publish(c, rank, a);
   size_t lo, hi;
   skn_coll_chunk(a->scount, c->size, rank, &lo, &hi);
   char stackbuf[512];
-  size_t bytes = skn_coll_span(hi - lo, a->st);
+  size_t bytes = skn_coll_room(hi - lo, a->st);
   void *acc = bytes <= sizeof stackbuf ? stackbuf : malloc(bytes);
   skn_status st = acc ? SKN_OK : SKN_ERR_NOMEM;
   if (acc) skn_coll_reduce_members(c->slots, a, c->size - 1, lo, hi, acc);
@@ -428,7 +428,7 @@ skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   size_t lo = 0;
   for (int j = 0; j < rank; j++) lo += a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
   size_t hi = lo + (a->rcounts ? (size_t)a->rcounts[rank] : a->rcount);
-  size_t bytes = skn_coll_span(hi - lo, a->st);
+  size_t bytes = skn_coll_room(hi - lo, a->st);
   void *acc = malloc(bytes ? bytes : 1);
   if (acc) skn_coll_reduce_members(c->slots, a, c->size - 1, lo, hi, acc);
   skn_coll_barrier(NULL, c); /* inputs (possibly our receive buffer) are no longer read */
@@ -441,7 +441,7 @@ skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive) {
   skn_coll_publish(c, rank, a);
   int last = exclusive ? rank - 1 : rank;
-  size_t bytes = skn_coll_span(a->scount, a->st);
+  size_t bytes = skn_coll_room(a->scount, a->st);
   void *acc = last >= 0 ? malloc(bytes ? bytes : 1) : NULL;
   if (acc) skn_coll_reduce_members(c->slots, a, last, 0, a->scount, acc);
   skn_coll_barrier(NULL, c);

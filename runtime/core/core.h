@@ -644,6 +644,12 @@ static inline void skn_coll_chunk(size_t count, int parts, int i, size_t *lo, si
   *hi = count * (size_t)(i + 1) / (size_t)parts;
 }
 SKN_INTERNAL size_t skn_coll_span(size_t n, const skn_dtype *t);
+/* Bytes for a temporary of n elements that reduction kernels write as whole C objects
+ * (MPI_LONG_DOUBLE_INT's last element reaches past the span into its padding). */
+static inline size_t skn_coll_room(size_t n, const skn_dtype *t) {
+  size_t span = skn_coll_span(n, t), whole = n * (size_t)(t->extent > 0 ? t->extent : 0);
+  return span > whole ? span : whole;
+}
 
 /* Predefined reduction kernels (op.c); op and type are handle indexes. */
 SKN_INTERNAL bool skn_op_defined(int op, int type);

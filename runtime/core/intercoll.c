@@ -85,7 +85,7 @@ void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
 /* My chunk [lo, hi) of the reduction of my group's inputs, in a buffer the caller frees. */
 static void *reduce_my_chunk(skn_comm *c, int rank, const skn_coll_args *a, size_t total, size_t *lo, size_t *hi) {
   skn_coll_chunk(total, c->size, rank, lo, hi);
-  size_t bytes = skn_coll_span(*hi - *lo, a->st);
+  size_t bytes = skn_coll_room(*hi - *lo, a->st);
   void *acc = malloc(bytes ? bytes : 1);
   if (acc) skn_coll_reduce_members(local_slots(c), a, c->size - 1, *lo, *hi, acc);
   return acc;

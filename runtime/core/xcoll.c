@@ -131,7 +131,7 @@ static void reduce_in_order(const skn_coll_args *a, char *parts, size_t span, in
 /* Everything to the root, reduced there in rank order: non-commutative ops on
  * communicators whose processes interleave ranks. */
 static void flat_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root) {
-  size_t span = skn_coll_span(a->scount, a->st);
+  size_t span = skn_coll_room(a->scount, a->st); /* stride of the parts */
   if (rank != root) {
     skn_xcoll_send(c, rank, root, T_REDUCE, input_of(a), a->scount, a->st);
     return;
@@ -153,7 +153,7 @@ static void flat_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root)
 static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root, void *acc) {
   skn_xcomm *x = c->x;
   int n = x->nprocs, rp = x->proc_index[root];
-  size_t span = skn_coll_span(a->scount, a->st);
+  size_t span = skn_coll_room(a->scount, a->st); /* stride of the parts */
   if (!a->noncommute) {
     void *tmp = scratch(span);
     int v = (x->me - rp + n) % n;
@@ -193,7 +193,7 @@ static void leaders_allreduce(skn_comm *c, int rank, const skn_coll_args *a, voi
   skn_xcomm *x = c->x;
   int n = x->nprocs;
   if (!a->noncommute && (n & (n - 1)) == 0) {
-    void *tmp = scratch(skn_coll_span(a->scount, a->st));
+    void *tmp = scratch(skn_coll_room(a->scount, a->st));
     for (int mask = 1; mask < n; mask <<= 1) {
       int partner = x->leaders[x->me ^ mask];
       skn_req r;
@@ -228,7 +228,7 @@ skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
   skn_coll_args la = *a;
   la.sbuf = input_of(a);
   la.root = local_rank(c, rep);
-  if (rank == rep && !all && rank != root) la.rbuf = tmp = scratch(skn_coll_span(a->scount, a->st));
+  if (rank == rep && !all && rank != root) la.rbuf = tmp = scratch(skn_coll_room(a->scount, a->st));
   skn_status st = skn_coll_reduce(x->local, local_rank(c, rank), &la, false);
   if (rank == rep) {
     if (all) leaders_allreduce(c, rank, a, la.rbuf);
@@ -255,7 +255,7 @@ skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   ra.sbuf = input_of(a);
   ra.scount = total;
   ra.root = 0;
-  ra.rbuf = rank == 0 ? scratch(skn_coll_span(total, a->st)) : NULL;
+  ra.rbuf = rank == 0 ? scratch(skn_coll_room(total, a->st)) : NULL;
   skn_status st = skn_xcoll_reduce(c, rank, &ra, false);
   if (rank != 0) {
     skn_xcoll_recv(c, 0, T_SCATTER, a->rbuf, mine, a->st);
@@ -274,7 +274,7 @@ skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* A chain in rank order: rank r gets the prefix of 0..r-1 from r-1. */
 skn_status skn_xcoll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive) {
-  size_t span = skn_coll_span(a->scount, a->st);
+  size_t span = skn_coll_room(a->scount, a->st); /* stride of the parts */
   char *acc = scratch(span), *prefix = rank > 0 ? scratch(span) : NULL;
   skn_dt_copy(acc, a->scount, a->st, input_of(a), a->scount, a->st);
   if (rank > 0) {
