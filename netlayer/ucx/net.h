@@ -40,7 +40,7 @@ typedef struct skn_net_env {
                       * process) stream; delivery follows it, which implies MPI's order per
                       * (source rank, destination rank) pair with state per process only */
   uint32_t flags;    /* SKN_NET_SYNC, ... */
-  uint32_t pad;
+  uint32_t sig;      /* opaque to the module: the core's type-signature code of the data */
   uint64_t bytes;    /* payload length */
   uint64_t cookie;   /* opaque to the module (the sender's request): echoed by acks */
 } skn_net_env;

@@ -60,6 +60,17 @@ static void on_send_done(void *arg, int status) {
   send_event_done(r);
 }
 
+/* Type signatures across processes: a message made of one class of basic elements (the
+ * common case) carries that class; the receiver refuses it when its own type is another
+ * single class, neither being MPI_BYTE. Mixed signatures are not checked (0). */
+static uint32_t single_sig(const skn_dtype *t) { return t->nsig == 1 ? t->sig[0].code : 0; }
+
+static bool sig_ok(const skn_req *r, const skn_net_env *ne) {
+  uint32_t mine = single_sig(r->dt);
+  return ne->bytes == 0 || r->count == 0 || !ne->sig || !mine || ne->sig == mine || ne->sig == SKN_SIG_BYTE ||
+         mine == SKN_SIG_BYTE;
+}
+
 void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_req stack_req; /* a blocking send waits on it: sync, payload, peer, net_pending */
   skn_req *r = sreq;
@@ -79,7 +90,8 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   bool sync = m->mode == SKN_MODE_SYNC;
   skn_net_env env = {
       .ctx = m->ctx, .src = m->src, .src_world = me->world_rank, .dst_world = m->peer->world_rank,
-      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .bytes = bytes, .cookie = (uintptr_t)r,
+      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .sig = single_sig(m->dt), .bytes = bytes,
+      .cookie = (uintptr_t)r,
   };
   atomic_store(&r->net_pending, sync ? 2u : 1u);
   int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
@@ -158,8 +170,9 @@ static size_t receive_capacity(const skn_req *r) { return r->count * r->dt->size
 
 static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
   size_t cap = receive_capacity(r), n = ne->bytes < cap ? ne->bytes : cap;
-  skn_dt_unpack(r->buf, r->dt, data, n);
-  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, n, true);
+  bool ok = sig_ok(r, ne);
+  if (ok) skn_dt_unpack(r->buf, r->dt, data, n);
+  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, ok ? n : 0, ok);
   ack_if_sync(ne);
 }
 
@@ -177,8 +190,15 @@ static void on_fetched(void *arg, int status) {
 /* Starts fetching e's payload into r; r completes in on_fetched. Frees e. */
 static void fetch_into(skn_req *r, remote_env *e) {
   size_t cap = receive_capacity(r), n = e->net.bytes < cap ? e->net.bytes : cap;
-  skn_p2p_set_result(r, e->net.src, e->net.tag, e->net.bytes, n, true);
+  bool ok = sig_ok(r, &e->net);
+  skn_p2p_set_result(r, e->net.src, e->net.tag, e->net.bytes, ok ? n : 0, ok);
   ack_if_sync(&e->net);
+  if (!ok) { /* nothing is copied: the receive fails with MPI_ERR_TYPE */
+    R.net->discard(e->rndv);
+    envelope_free(e);
+    skn_req_complete(r);
+    return;
+  }
   void *dst = r->buf;
   r->payload = NULL;
   if (!r->dt->contig && n && !(dst = r->payload = malloc(n)))
