@@ -88,6 +88,12 @@ static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, c
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
 }
 
+/* Comm_split on a communicator spanning processes (api/comm.c); `build`, if given, makes
+ * the new communicator's topology in each process, holding `holders` references. */
+struct skn_topo;
+SKN_INTERNAL skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
+                                          struct skn_topo *(*build)(void *arg, int holders), void *arg);
+
 /* Refuses, with MPI_ERR_UNSUPPORTED_OPERATION, a call not yet implemented on
  * communicators that span processes (see docs/user-guide.md, "Several processes"). */
 static inline int skn_api_one_process(skn_rank *me, const skn_comm *c, int comm, const char *fn) {

@@ -30,11 +30,12 @@ static int by_key(const void *x, const void *y) {
 
 /* Split of a communicator that spans processes. The members exchange (color, key,
  * context id offer) through an allgather; each process builds its own copy of every new
- * communicator with members here (its first member here creates it and hands it to the
- * others through the parent's local part), with the context id offered by the new rank
- * 0. Returns the caller's new communicator (NULL for MPI_UNDEFINED, or when out of
- * memory) and its rank there. */
-static skn_comm *span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank) {
+ * communicator with members here (its first member here creates it, with the topology
+ * `build` returns if given, and hands it to the others through the parent's local part),
+ * with the context id offered by the new rank 0. Returns the caller's new communicator
+ * (NULL for MPI_UNDEFINED, or when out of memory) and its rank there. */
+skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
+                             skn_topo *(*build)(void *arg, int holders), void *arg) {
   int n = c->size, m = 0, creator = -1;
   int offer[3] = {color, key, color == MPI_UNDEFINED ? 0 : skn_ctx_alloc()};
   int *all = malloc(sizeof(int) * 3 * (size_t)n);
@@ -55,7 +56,17 @@ static skn_comm *span_split(skn_rank *me, skn_comm *c, int rank, int color, int 
       if (mk[i].rank == rank) *new_rank = i;
       if (creator < 0 && !skn_rank_is_remote(members[i])) creator = mk[i].rank;
     }
-    if (creator == rank) a.result = skn_comm_create_ctx(all[3 * mk[0].rank + 2], m, members);
+    if (creator == rank) {
+      skn_comm *created = skn_comm_create_ctx(all[3 * mk[0].rank + 2], m, members);
+      int here = 0;
+      for (int i = 0; i < m; i++) here += !skn_rank_is_remote(members[i]);
+      if (created && build && !(created->topo = build(arg, here))) {
+        atomic_store(&created->refs, 1); /* nobody else has seen it */
+        skn_comm_release(created);
+        created = NULL;
+      }
+      a.result = created;
+    }
   }
   skn_comm *local = c->x->local;
   skn_coll_publish(local, c->x->local_of[rank], &a);
@@ -67,9 +78,12 @@ static skn_comm *span_split(skn_rank *me, skn_comm *c, int rank, int color, int 
   return nc;
 }
 
+/* The topology of a dup is the parent's, shared (immutable). */
+static skn_topo *dup_topo(void *parent_topo, int holders) { return skn_topo_ref(parent_topo, holders); }
+
 static skn_comm *dup_shared(skn_rank *me, skn_comm *c, int rank) {
   int new_rank = rank;
-  if (c->x) return span_split(me, c, rank, 0, rank, &new_rank); /* topologies stay in one process */
+  if (c->x) return skn_api_span_split(me, c, rank, 0, rank, &new_rank, c->topo ? dup_topo : NULL, c->topo);
   /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
    * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
   bool inter = skn_comm_is_inter(c);
@@ -157,7 +171,7 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   if (c->x) {
     int new_rank = -1;
-    skn_comm *nc = span_split(me, c, rank, color, key, &new_rank);
+    skn_comm *nc = skn_api_span_split(me, c, rank, color, key, &new_rank, NULL, NULL);
     skn_api_leave(me);
     if (color == MPI_UNDEFINED) {
       *newcomm = MPI_COMM_NULL;

@@ -194,15 +194,37 @@ static int add_view(tctx *x, skn_comm *nc, int my_new, int errh, MPI_Comm *out) 
 /* Collective over x's communicator: members sel[0..n) (parent ranks, in new order; NULL
  * for 0..n-1) form a new communicator; my_new is the caller's new rank or -1. Several
  * disjoint member lists may be formed at once (Cart_sub). The leader of each list
- * (my_new == 0) passes the topology it built, or NULL if building it failed. */
+ * (my_new == 0) passes the topology it built, or NULL if building it failed; on a
+ * communicator spanning processes every member of a list passes one (its process's
+ * creator keeps its own). */
+/* A topology built by each member, for skn_api_span_split's creator to keep. */
+static skn_topo *keep_topo(void *arg, int holders) {
+  skn_topo **tp = arg, *t = *tp;
+  *tp = NULL;
+  if (t) atomic_store(&t->refs, holders);
+  return t;
+}
+
+/* derive() on a communicator spanning processes: a split (color: the new communicator's
+ * first member) where each process's creator keeps the topology it built. */
+static int derive_spanning(tctx *x, const int *sel, int my_new, skn_topo *t, MPI_Comm *out) {
+  int new_rank = -1, color = my_new >= 0 ? (sel ? sel[0] : 0) : MPI_UNDEFINED;
+  skn_api_coll_order(x->me, x->v);
+  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_comm *nc = skn_api_span_split(x->me, x->v->comm, x->v->rank, color, my_new, &new_rank, keep_topo, &t);
+  skn_api_leave(x->me);
+  if (t) topo_free(t); /* another member's copy was kept */
+  if (my_new < 0) {
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return add_view(x, nc, my_new, x->v->errhandler, out);
+}
+
 static int derive(tctx *x, int n, const int *sel, int my_new, skn_topo *t, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
   int rank = x->v->rank, errh = x->v->errhandler;
-  int rc = skn_api_one_process(x->me, c, x->comm, x->fn);
-  if (rc != MPI_SUCCESS) {
-    if (t) topo_free(t);
-    return rc;
-  }
+  if (c->x) return derive_spanning(x, sel, my_new, t, out);
   skn_coll_args a = {0};
   if (my_new == 0) a.result = make_comm(c, n, sel, t);
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
@@ -260,7 +282,8 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
     return rc;
   if (!comm_cart) return ARG_ERR(&x, "comm_cart=NULL");
   int rank = x.v->rank;
-  skn_topo *t = rank == 0 ? cart_topo(ndims, dims, periods, n) : NULL;
+  bool builds = rank == 0 || (x.v->comm->x && rank < n);
+  skn_topo *t = builds ? cart_topo(ndims, dims, periods, n) : NULL;
   return derive(&x, n, NULL, rank < n ? rank : -1, t, comm_cart);
 }
 SKN_WEAK_ALIAS(Cart_create);
@@ -422,7 +445,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     sel[m++] = p;
   }
   skn_topo *nt = NULL;
-  if (my_new == 0) {
+  if (my_new == 0 || (x.v->comm->x && my_new >= 0)) {
     int kd = 0;
     for (int d = 0; d < nd; d++)
       if (remain_dims[d]) {
@@ -527,7 +550,8 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
     return MPI_SUCCESS;
   }
   int rank = x.v->rank;
-  skn_topo *t = rank == 0 ? graph_topo(nnodes, index, edges) : NULL;
+  bool builds = rank == 0 || (x.v->comm->x && rank < nnodes);
+  skn_topo *t = builds ? graph_topo(nnodes, index, edges) : NULL;
   return derive(&x, nnodes, NULL, rank < nnodes ? rank : -1, t, comm_graph);
 }
 SKN_WEAK_ALIAS(Graph_create);
@@ -624,14 +648,13 @@ static int check_ranks_list(tctx *x, const char *what, int n, const int *list) {
   return MPI_SUCCESS;
 }
 
-/* Rank 0 of the parent: builds the topology from every member's contribution. */
-static skn_topo *dist_topo(skn_comm *c) {
-  int n = c->size;
+/* Builds the topology from every member's contribution (gs[j]: member j's). */
+static skn_topo *dist_topo(int n, const dg_args *const *gs) {
   skn_topo *t = topo_new(MPI_DIST_GRAPH, n);
   if (!t) return NULL;
   bool weighted = false;
   for (int j = 0; j < n; j++) {
-    const dg_args *g = c->slots[j]->sbuf;
+    const dg_args *g = gs[j];
     if (g->adjacent ? (has_weights(g->sw) || has_weights(g->dw)) : has_weights(g->weights)) weighted = true;
   }
   t->weighted = weighted;
@@ -640,7 +663,7 @@ static skn_topo *dist_topo(skn_comm *c) {
   if (!t->in_off || !t->out_off) goto fail;
   /* count */
   for (int j = 0; j < n; j++) {
-    const dg_args *g = c->slots[j]->sbuf;
+    const dg_args *g = gs[j];
     if (g->adjacent) {
       t->in_off[j + 1] += g->indeg;
       t->out_off[j + 1] += g->outdeg;
@@ -675,7 +698,7 @@ static skn_topo *dist_topo(skn_comm *c) {
   memcpy(fin, t->in_off, sizeof(int) * (size_t)n);
   memcpy(fout, t->out_off, sizeof(int) * (size_t)n);
   for (int j = 0; j < n; j++) {
-    const dg_args *g = c->slots[j]->sbuf;
+    const dg_args *g = gs[j];
     if (g->adjacent) {
       for (int i = 0; i < g->indeg; i++) {
         if (weighted) t->inw[fin[j]] = readable_weights(g->sw) ? g->sw[i] : 1;
@@ -708,18 +731,160 @@ fail:
   return NULL;
 }
 
+/* ---- contributions as ints, for communicators spanning processes:
+ *   adjacent: 1, indeg, outdeg, sources[indeg], sw, dests[outdeg], dw
+ *   general:  0, n, srcs[n], degrees[n], targets[ne], weights
+ * where a weight list is a code (NULL, MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY, list) followed
+ * by the values for a list. */
+enum { W_NULL, W_UNWEIGHTED, W_EMPTY, W_LIST };
+
+static int dg_put_weights(int *out, int k, const int *w, int n) {
+  int code = !w ? W_NULL : w == MPI_UNWEIGHTED ? W_UNWEIGHTED : w == MPI_WEIGHTS_EMPTY ? W_EMPTY : W_LIST;
+  if (out) out[k] = code;
+  k++;
+  for (int i = 0; code == W_LIST && i < n; i++, k++)
+    if (out) out[k] = w[i];
+  return k;
+}
+
+static int dg_put(int *out, int k, const int *v, int n) {
+  for (int i = 0; i < n; i++, k++)
+    if (out) out[k] = v[i];
+  return k;
+}
+
+/* Writes g into out (when not NULL); returns the number of ints. */
+static int dg_pack(const dg_args *g, int *out) {
+  int k = 3;
+  if (out) {
+    out[0] = g->adjacent;
+    out[1] = g->adjacent ? g->indeg : g->n;
+    out[2] = g->adjacent ? g->outdeg : 0;
+  }
+  if (g->adjacent) {
+    k = dg_put(out, k, g->sources, g->indeg);
+    k = dg_put_weights(out, k, g->sw, g->indeg);
+    k = dg_put(out, k, g->dests, g->outdeg);
+    return dg_put_weights(out, k, g->dw, g->outdeg);
+  }
+  int ne = 0;
+  for (int i = 0; i < g->n; i++) ne += g->degrees[i];
+  k = dg_put(out, k, g->srcs, g->n);
+  k = dg_put(out, k, g->degrees, g->n);
+  k = dg_put(out, k, g->targets, ne);
+  return dg_put_weights(out, k, g->weights, ne);
+}
+
+static const int *dg_get_weights(const int *in, int *k, int n) {
+  int code = in[(*k)++];
+  const int *w = code == W_NULL ? NULL : code == W_UNWEIGHTED ? MPI_UNWEIGHTED : code == W_EMPTY ? MPI_WEIGHTS_EMPTY : in + *k;
+  if (code == W_LIST) *k += n;
+  return w;
+}
+
+static void dg_unpack(const int *in, dg_args *g) {
+  int k = 3;
+  *g = (dg_args){.adjacent = in[0] != 0};
+  if (g->adjacent) {
+    g->indeg = in[1];
+    g->outdeg = in[2];
+    g->sources = in + k;
+    k += g->indeg;
+    g->sw = dg_get_weights(in, &k, g->indeg);
+    g->dests = in + k;
+    k += g->outdeg;
+    g->dw = dg_get_weights(in, &k, g->outdeg);
+    return;
+  }
+  g->n = in[1];
+  g->srcs = in + k;
+  g->degrees = in + k + g->n;
+  k += 2 * g->n;
+  int ne = 0;
+  for (int i = 0; i < g->n; i++) ne += g->degrees[i];
+  g->targets = in + k;
+  k += ne;
+  g->weights = dg_get_weights(in, &k, ne);
+}
+
+static void *xalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) skn_fatal("out of memory creating a distributed graph (%zu bytes)", bytes);
+  return p;
+}
+
+typedef struct dist_build {
+  int n;
+  const dg_args *const *gs;
+} dist_build;
+
+static skn_topo *build_dist(void *arg, int holders) {
+  const dist_build *b = arg;
+  skn_topo *t = dist_topo(b->n, b->gs);
+  if (t) atomic_store(&t->refs, holders);
+  return t;
+}
+
+/* dist_create on a communicator spanning processes: every member gets every contribution
+ * (allgather of the packed ints), each process's creator builds the topology. */
+static int dist_create_spanning(tctx *x, const dg_args *mine, MPI_Comm *out) {
+  skn_comm *c = x->v->comm;
+  int n = c->size, rank = x->v->rank, cnt = dg_pack(mine, NULL), total = 0, new_rank = -1;
+  const skn_dtype *int_t = skn_api_dtype(x->me, MPI_INT);
+  int *packed = xalloc(sizeof(int) * (size_t)cnt), *counts = xalloc(sizeof(int) * (size_t)n);
+  int *displs = xalloc(sizeof(int) * (size_t)n);
+  dg_pack(mine, packed);
+  skn_api_coll_order(x->me, x->v);
+  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_args a = {.sbuf = &cnt, .scount = 1, .st = int_t, .rbuf = counts, .rcount = 1, .rt = int_t};
+  skn_xcoll_allgather(c, rank, &a);
+  for (int j = 0; j < n; j++) {
+    displs[j] = total;
+    total += counts[j];
+  }
+  int *all = xalloc(sizeof(int) * (size_t)total);
+  a = (skn_coll_args){.sbuf = packed, .scount = (size_t)cnt, .st = int_t, .rbuf = all, .rcounts = counts,
+                      .rdispls = displs, .rt = int_t};
+  skn_xcoll_allgather(c, rank, &a);
+  dg_args *gs = xalloc(sizeof *gs * (size_t)n);
+  const dg_args **gp = xalloc(sizeof *gp * (size_t)n);
+  for (int j = 0; j < n; j++) {
+    dg_unpack(all + displs[j], &gs[j]);
+    gp[j] = &gs[j];
+  }
+  dist_build b = {n, gp};
+  skn_comm *nc = skn_api_span_split(x->me, c, rank, 0, rank, &new_rank, build_dist, &b);
+  skn_api_leave(x->me);
+  free(packed);
+  free(counts);
+  free(displs);
+  free(all);
+  free(gs);
+  free(gp);
+  return add_view(x, nc, rank, x->v->errhandler, out);
+}
+
+/* Rank 0 of the parent builds the topology from the members' published contributions. */
+static skn_topo *dist_topo_from_slots(skn_comm *c) {
+  const dg_args **gs = malloc(sizeof *gs * (size_t)c->size);
+  if (!gs) return NULL;
+  for (int j = 0; j < c->size; j++) gs[j] = c->slots[j]->sbuf;
+  skn_topo *t = dist_topo(c->size, gs);
+  free(gs);
+  return t;
+}
+
 /* Collective over x's communicator: gathers every member's contribution (published in
  * the slots), rank 0 builds the topology and the communicator, everyone picks it up. */
 static int dist_create(tctx *x, dg_args *mine, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
   int rank = x->v->rank, errh = x->v->errhandler;
-  int rc = skn_api_one_process(x->me, c, x->comm, x->fn);
-  if (rc != MPI_SUCCESS) return rc;
+  if (c->x) return dist_create_spanning(x, mine, out);
   skn_coll_args a = {.sbuf = mine};
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
   skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   skn_coll_publish(c, rank, &a);
-  if (rank == 0) a.result = make_comm(c, c->size, NULL, dist_topo(c));
+  if (rank == 0) a.result = make_comm(c, c->size, NULL, dist_topo_from_slots(c));
   skn_coll_barrier(x->me, c); /* rank 0 has built it; the contributions are no longer read */
   skn_comm *nc = c->slots[0]->result;
   skn_coll_barrier(x->me, c); /* rank 0's slot is no longer read */
@@ -859,62 +1024,103 @@ static inline char *at_elems(const void *buf, long long n, const skn_dtype *t) {
   return (char *)(uintptr_t)buf + (ptrdiff_t)n * t->extent;
 }
 
+/* Out-block m of member s (what it sends to its m-th out-neighbour). */
+static const void *send_block(int kind, const nb_args *s, int m, size_t *cnt, const skn_dtype **t) {
+  const skn_coll_args *sa = &s->a;
+  *t = sa->st;
+  switch (kind) {
+  case NB_ALLGATHER:
+  case NB_ALLGATHERV:
+    *cnt = sa->scount;
+    return sa->sbuf;
+  case NB_ALLTOALL:
+    *cnt = sa->scount;
+    return at_elems(sa->sbuf, (long long)m * (long long)sa->scount, sa->st);
+  case NB_ALLTOALLV:
+    *cnt = (size_t)sa->scounts[m];
+    return at_elems(sa->sbuf, sa->sdispls[m], sa->st);
+  default:
+    *t = sa->sts[m];
+    *cnt = (size_t)sa->scounts[m];
+    return (const char *)sa->sbuf + s->sdw[m];
+  }
+}
+
+/* In-block k of member `my` (where its k-th in-neighbour's data goes). */
+static void *recv_block(int kind, const nb_args *my, int k, size_t *cnt, const skn_dtype **t) {
+  const skn_coll_args *a = &my->a;
+  *t = a->rt;
+  switch (kind) {
+  case NB_ALLGATHER:
+  case NB_ALLTOALL:
+    *cnt = a->rcount;
+    return at_elems(a->rbuf, (long long)k * (long long)a->rcount, a->rt);
+  case NB_ALLGATHERV:
+  case NB_ALLTOALLV:
+    *cnt = (size_t)a->rcounts[k];
+    return at_elems(a->rbuf, a->rdispls[k], a->rt);
+  default:
+    *t = a->rts[k];
+    *cnt = (size_t)a->rcounts[k];
+    return (char *)a->rbuf + my->rdw[k];
+  }
+}
+
+/* The out-neighbour of rank behind its out-block k (negative: none). */
+static int out_target(const skn_topo *t, int rank, int k) {
+  if (t->kind == MPI_CART) return cart_neighbor(t, rank, k / 2, k % 2 ? 1 : -1);
+  return t->out[t->out_off[rank] + k];
+}
+
+/* Across processes: a message per edge over the collective context, tagged with the
+ * sender's out-block index, which tells apart several edges between one pair. */
+static void nb_run_spanning(tctx *x, int kind, nb_args *my) {
+  skn_comm *c = x->v->comm;
+  const skn_topo *t = x->t;
+  int rank = x->v->rank, indeg = in_degree(t, rank), outdeg = out_degree(t, rank);
+  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)(indeg ? indeg : 1));
+  bool *posted = calloc((size_t)(indeg ? indeg : 1), sizeof(bool));
+  if (!r || !posted) skn_fatal("rank %d: %s: out of memory for %d receives", x->me->world_rank, x->fn, indeg);
+  size_t cnt;
+  const skn_dtype *bt;
+  for (int k = 0; k < indeg; k++) {
+    int m, j = in_source(t, rank, k, &m);
+    if (j < 0) continue;
+    void *dst = recv_block(kind, my, k, &cnt, &bt);
+    skn_xcoll_recv_post(&r[k], c, j, SKN_XTAG_NEIGHBOR + m, dst, cnt, bt);
+    posted[k] = true;
+  }
+  for (int k = 0; k < outdeg; k++) {
+    int d = out_target(t, rank, k);
+    if (d < 0) continue;
+    const void *src = send_block(kind, my, k, &cnt, &bt);
+    skn_xcoll_send(c, rank, d, SKN_XTAG_NEIGHBOR + k, src, cnt, bt);
+  }
+  for (int k = 0; k < indeg; k++)
+    if (posted[k]) skn_req_wait(&r[k]);
+  free(r);
+  free(posted);
+}
+
 static void nb_run(tctx *x, int kind, nb_args *my) {
   skn_comm *c = x->v->comm;
   const skn_topo *t = x->t;
   int rank = x->v->rank, indeg = in_degree(t, rank);
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
   skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  if (c->x) {
+    nb_run_spanning(x, kind, my);
+    skn_api_leave(x->me);
+    return;
+  }
   skn_coll_publish(c, rank, &my->a);
-  const skn_coll_args *a = &my->a;
   for (int k = 0; k < indeg; k++) {
     int m, j = in_source(t, rank, k, &m);
     if (j < 0) continue;
-    const nb_args *s = (const nb_args *)c->slots[j];
-    const skn_coll_args *sa = &s->a;
-    const void *src;
-    size_t scnt;
-    const skn_dtype *st = sa->st;
-    switch (kind) {
-    case NB_ALLGATHER:
-    case NB_ALLGATHERV:
-      src = sa->sbuf;
-      scnt = sa->scount;
-      break;
-    case NB_ALLTOALL:
-      src = at_elems(sa->sbuf, (long long)m * (long long)sa->scount, st);
-      scnt = sa->scount;
-      break;
-    case NB_ALLTOALLV:
-      src = at_elems(sa->sbuf, sa->sdispls[m], st);
-      scnt = (size_t)sa->scounts[m];
-      break;
-    default:
-      st = sa->sts[m];
-      src = (const char *)sa->sbuf + s->sdw[m];
-      scnt = (size_t)sa->scounts[m];
-      break;
-    }
-    void *dst;
-    size_t dcnt;
-    const skn_dtype *rt = a->rt;
-    switch (kind) {
-    case NB_ALLGATHER:
-    case NB_ALLTOALL:
-      dst = at_elems(a->rbuf, (long long)k * (long long)a->rcount, rt);
-      dcnt = a->rcount;
-      break;
-    case NB_ALLGATHERV:
-    case NB_ALLTOALLV:
-      dst = at_elems(a->rbuf, a->rdispls[k], rt);
-      dcnt = (size_t)a->rcounts[k];
-      break;
-    default:
-      rt = a->rts[k];
-      dst = (char *)a->rbuf + my->rdw[k];
-      dcnt = (size_t)a->rcounts[k];
-      break;
-    }
+    size_t scnt, dcnt;
+    const skn_dtype *st, *rt;
+    const void *src = send_block(kind, (const nb_args *)c->slots[j], m, &scnt, &st);
+    void *dst = recv_block(kind, my, k, &dcnt, &rt);
     if (scnt && dcnt) skn_dt_copy(dst, dcnt, rt, src, scnt, st);
   }
   skn_coll_barrier(x->me, c); /* nobody reads our send buffer any more */

@@ -603,11 +603,15 @@ SKN_INTERNAL skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, b
  * barrier, bcast, reduce and allreduce; the others by point-to-point over c's collective
  * context. skn_coll_barrier forwards to skn_xcoll_barrier itself. */
 SKN_INTERNAL void skn_xcoll_barrier(skn_comm *c);
-/* Blocking point-to-point on c's collective context (ctx + 1), between comm ranks: for
- * agreements that are not collective over c. Tags: xcoll.c's own are small positive
- * numbers; others use negative ones below MPI_ANY_TAG. */
+/* Point-to-point on c's collective context (ctx + 1), between comm ranks: sends block;
+ * recv_post starts a receive into r (wait with skn_req_wait). Tags: xcoll.c's own are
+ * below 32, neighborhood collectives use 32 + the sender's edge index, other agreements
+ * negative numbers below MPI_ANY_TAG. */
+#define SKN_XTAG_NEIGHBOR 32
 SKN_INTERNAL void skn_xcoll_send(skn_comm *c, int from, int to, int tag, const void *buf, size_t count,
                                  const skn_dtype *t);
+SKN_INTERNAL void skn_xcoll_recv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, size_t count,
+                                      const skn_dtype *t);
 SKN_INTERNAL void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t);
 SKN_INTERNAL void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a);

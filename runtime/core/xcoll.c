@@ -27,7 +27,7 @@ void skn_xcoll_send(skn_comm *c, int from, int to, int tag, const void *buf, siz
   skn_p2p_send(skn_rank_self(), &m, NULL);
 }
 
-static void xrecv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t) {
+void skn_xcoll_recv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t) {
   memset(r, 0, offsetof(skn_req, cell));
   r->kind = SKN_REQ_RECV;
   r->buf = buf;
@@ -42,7 +42,7 @@ static void xrecv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, si
 
 void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t) {
   skn_req r;
-  xrecv_post(&r, c, from, tag, buf, count, t);
+  skn_xcoll_recv_post(&r, c, from, tag, buf, count, t);
   skn_req_wait(&r);
 }
 
@@ -80,7 +80,7 @@ void skn_xcoll_barrier(skn_comm *c) {
     int n = x->nprocs, i = x->me, mine = x->leaders[i];
     for (int d = 1; d < n; d <<= 1) {
       skn_req r;
-      xrecv_post(&r, c, x->leaders[(i - d + n) % n], T_BARRIER, NULL, 0, BYTE_T);
+      skn_xcoll_recv_post(&r, c, x->leaders[(i - d + n) % n], T_BARRIER, NULL, 0, BYTE_T);
       skn_xcoll_send(c, mine, x->leaders[(i + d) % n], T_BARRIER, NULL, 0, BYTE_T);
       skn_req_wait(&r);
     }
@@ -139,7 +139,7 @@ static void flat_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root)
   char *parts = scratch(span * (size_t)c->size);
   skn_req *r = recv_array(c->size);
   for (int j = 0; j < c->size; j++)
-    if (j != rank) xrecv_post(&r[j], c, j, T_REDUCE, parts + (size_t)j * span, a->scount, a->st);
+    if (j != rank) skn_xcoll_recv_post(&r[j], c, j, T_REDUCE, parts + (size_t)j * span, a->scount, a->st);
   skn_dt_copy(parts + (size_t)rank * span, a->scount, a->st, input_of(a), a->scount, a->st);
   wait_all(r, c->size, rank);
   free(r);
@@ -177,7 +177,7 @@ static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root,
   char *parts = scratch(span * (size_t)n);
   skn_req *r = recv_array(n);
   for (int p = 0; p < n; p++)
-    if (p != rp) xrecv_post(&r[p], c, rep_of(x, p, root), T_REDUCE, parts + (size_t)p * span, a->scount, a->st);
+    if (p != rp) skn_xcoll_recv_post(&r[p], c, rep_of(x, p, root), T_REDUCE, parts + (size_t)p * span, a->scount, a->st);
   skn_dt_copy(parts + (size_t)rp * span, a->scount, a->st, acc, a->scount, a->st);
   wait_all(r, n, rp);
   free(r);
@@ -197,7 +197,7 @@ static void leaders_allreduce(skn_comm *c, int rank, const skn_coll_args *a, voi
     for (int mask = 1; mask < n; mask <<= 1) {
       int partner = x->leaders[x->me ^ mask];
       skn_req r;
-      xrecv_post(&r, c, partner, T_ALLREDUCE, tmp, a->scount, a->st);
+      skn_xcoll_recv_post(&r, c, partner, T_ALLREDUCE, tmp, a->scount, a->st);
       skn_xcoll_send(c, rank, partner, T_ALLREDUCE, acc, a->scount, a->st);
       skn_req_wait(&r);
       apply(a, tmp, acc);
@@ -307,7 +307,7 @@ void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
       char *d = rblock(a, j, &cnt);
-      xrecv_post(&r[j], c, j, T_GATHER, d, cnt, a->rt);
+      skn_xcoll_recv_post(&r[j], c, j, T_GATHER, d, cnt, a->rt);
     }
   if (a->sbuf != MPI_IN_PLACE) {
     char *d = rblock(a, rank, &cnt);
@@ -341,7 +341,7 @@ void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
       char *d = rblock(a, j, &cnt);
-      xrecv_post(&r[j], c, j, T_ALLGATHER, d, cnt, a->rt);
+      skn_xcoll_recv_post(&r[j], c, j, T_ALLGATHER, d, cnt, a->rt);
     }
   char *own = rblock(a, rank, &cnt);
   const void *sbuf = a->sbuf == MPI_IN_PLACE ? own : a->sbuf;
@@ -388,7 +388,7 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
       char *d = a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &rc, &rt);
-      xrecv_post(&r[j], c, j, T_ALLTOALL, d, rc, rt);
+      skn_xcoll_recv_post(&r[j], c, j, T_ALLTOALL, d, rc, rt);
     }
   for (int k = 1; k < c->size; k++) {
     int j = (rank + k) % c->size;
