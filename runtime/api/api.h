@@ -94,14 +94,6 @@ struct skn_topo;
 SKN_INTERNAL skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
                                           struct skn_topo *(*build)(void *arg, int holders), void *arg);
 
-/* Refuses, with MPI_ERR_UNSUPPORTED_OPERATION, a call not yet implemented on
- * communicators that span processes (see docs/user-guide.md, "Several processes"). */
-static inline int skn_api_one_process(skn_rank *me, const skn_comm *c, int comm, const char *fn) {
-  if (SKN_LIKELY(!c->x)) return MPI_SUCCESS;
-  return skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                       "not supported on a communicator whose ranks run in several processes");
-}
-
 /* Completes a finished request for the user: status, error, handle release. */
 SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r, MPI_Status *st);
 /* The request instance that actually completes: r itself, or a persistent request's

@@ -81,8 +81,13 @@ skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int
 /* The topology of a dup is the parent's, shared (immutable). */
 static skn_topo *dup_topo(void *parent_topo, int holders) { return skn_topo_ref(parent_topo, holders); }
 
+static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank);
+static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int color, int key);
+static int side_rank_of(const skn_comm *side, const skn_rank *me);
+
 static skn_comm *dup_shared(skn_rank *me, skn_comm *c, int rank) {
   int new_rank = rank;
+  if (skn_comm_is_inter(c) && skn_job_g.nprocs > 1) return inter_dup_procs(me, c, rank);
   if (c->x) return skn_api_span_split(me, c, rank, 0, rank, &new_rank, c->topo ? dup_topo : NULL, c->topo);
   /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
    * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
@@ -169,6 +174,15 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
   skn_coll_args a = {.color = color, .key = key};
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  if (inter && skn_job_g.nprocs > 1) {
+    skn_comm *side = inter_split_procs(me, c, rank, color, key);
+    skn_api_leave(me);
+    if (!side) {
+      *newcomm = MPI_COMM_NULL;
+      if (color == MPI_UNDEFINED) return MPI_SUCCESS;
+    }
+    return color == MPI_UNDEFINED ? MPI_SUCCESS : add_view(me, fn, comm, side, side_rank_of(side, me), errh, newcomm);
+  }
   if (c->x) {
     int new_rank = -1;
     skn_comm *nc = skn_api_span_split(me, c, rank, color, key, &new_rank, NULL, NULL);
@@ -453,7 +467,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
       skn_xcoll_recv(c, cranks[0], -2 - tag, &new_ctx, 1, int_t);
     }
   }
-  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, n, members, g->wranks, my, new_ctx);
+  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, n, members, g->wranks, my, new_ctx, NULL, NULL);
   skn_api_leave(me);
   free(members);
   free(cranks);
@@ -507,11 +521,6 @@ static skn_comm *leaders_agree(skn_rank *me, const char *fn, skn_comm *local, MP
                          pv->comm->rsize);
     return NULL;
   }
-  if (skn_rank_is_remote(pv->comm->rmembers[remote_leader])) { /* both leaders see it so */
-    *err = skn_api_error(me, peer_comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "the remote leader runs in another process (not supported yet)");
-    return NULL;
-  }
   leader_hello mine = {local, me->world_rank}, theirs;
   int rc = PMPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, remote_leader, tag, &theirs, sizeof theirs, MPI_BYTE,
                          remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
@@ -534,6 +543,193 @@ static skn_comm *leaders_agree(skn_rank *me, const char *fn, skn_comm *local, MP
   return side;
 }
 
+/* ---- intercommunicators in jobs of several processes
+ * Nothing can be handed over by pointer: the groups are world-rank lists, the context ids
+ * are offered by one leader, and each process builds its own copy of the pair of sides
+ * and their bridge, through the process-wide rendezvous of api/group.c (its first member
+ * of either group creates it). */
+
+typedef struct inter_spec {
+  int na, nb;             /* side 0 and side 1 sizes */
+  skn_rank **members;     /* side 0 then side 1 */
+  int ctx, bridge_ctx;
+} inter_spec;
+
+static skn_comm *create_inter(void *arg) {
+  const inter_spec *sp = arg;
+  return skn_intercomm_create_ctx(sp->na, sp->members, sp->nb, sp->members + sp->na, sp->ctx, sp->bridge_ctx);
+}
+
+/* This process's copy of the intercommunicator of `sp`; `my` is the caller's index in
+ * sp->members. Returns the caller's side, or NULL when out of memory. */
+static skn_comm *inter_build(skn_rank *me, inter_spec *sp, int my) {
+  int n = sp->na + sp->nb;
+  int *wranks = malloc(sizeof(int) * (size_t)n);
+  if (!wranks) skn_fatal("rank %d: out of memory creating an intercommunicator", me->world_rank);
+  for (int i = 0; i < n; i++) wranks[i] = sp->members[i]->world_rank;
+  skn_comm *s0 = skn_group_rendezvous(me, sp->ctx, -1, n, sp->members, wranks, my, -1, create_inter, sp);
+  free(wranks);
+  return s0 && my >= sp->na ? s0->other : s0;
+}
+
+static void bcast_ints(skn_rank *me, skn_comm *c, int rank, int root, int *buf, int n) {
+  skn_coll_args a = {.rbuf = buf, .rcount = (size_t)n, .rt = skn_api_dtype(me, MPI_INT), .root = root};
+  if (c->x) skn_xcoll_bcast(c, rank, &a);
+  else skn_coll_bcast(c, rank, &a);
+}
+
+enum { LC_ERR, LC_RSIZE, LC_SIDE0, LC_CTX, LC_BCTX, LC_N };
+
+/* The leaders' part: swap cards and member lists over peer_comm. Fills info (LC_*) and
+ * *remote (the remote group's world ranks, malloc'ed). */
+static void leaders_swap(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm peer_comm, int remote_leader, int tag,
+                         int info[LC_N], int **remote) {
+  skn_comm_view *pv = skn_api_comm(me, peer_comm);
+  if (!pv) {
+    info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_COMM, fn, "peer_comm=%#x is not a valid communicator",
+                                 (unsigned)peer_comm);
+    return;
+  }
+  if (remote_leader < 0 || remote_leader >= pv->comm->rsize) {
+    info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_RANK, fn, "remote_leader=%d (peer_comm size %d)",
+                                 remote_leader, pv->comm->rsize);
+    return;
+  }
+  /* each leader offers context ids; the lower world rank's are used (its group is side 0) */
+  int mine[4] = {me->world_rank, local->size, skn_ctx_alloc(), skn_ctx_alloc()}, theirs[4];
+  int rc = PMPI_Sendrecv(mine, 4, MPI_INT, remote_leader, tag, theirs, 4, MPI_INT, remote_leader, tag, peer_comm,
+                         MPI_STATUS_IGNORE);
+  int *ours = malloc(sizeof(int) * (size_t)local->size);
+  *remote = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)(theirs[1] > 0 ? theirs[1] : 1)) : NULL;
+  if (rc == MPI_SUCCESS && (!ours || !*remote)) skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
+  for (int i = 0; ours && i < local->size; i++) ours[i] = local->members[i]->world_rank;
+  if (rc == MPI_SUCCESS)
+    rc = PMPI_Sendrecv(ours, local->size, MPI_INT, remote_leader, tag, *remote, theirs[1], MPI_INT, remote_leader, tag,
+                       peer_comm, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    free(ours);
+    info[LC_ERR] = rc;
+    return;
+  }
+  bool side0 = me->world_rank < theirs[0];
+  info[LC_RSIZE] = theirs[1];
+  info[LC_SIDE0] = side0;
+  info[LC_CTX] = side0 ? mine[2] : theirs[2];
+  info[LC_BCTX] = side0 ? mine[3] : theirs[3];
+  bool *in_ours = calloc((size_t)skn_job_g.size, sizeof *in_ours);
+  if (!in_ours) skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
+  for (int i = 0; i < local->size; i++) in_ours[ours[i]] = true;
+  bool overlap = false;
+  for (int i = 0; i < theirs[1]; i++)
+    overlap |= (*remote)[i] < 0 || (*remote)[i] >= skn_job_g.size || in_ours[(*remote)[i]];
+  free(in_ours);
+  free(ours);
+  if (overlap) info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_ARG, fn, "the two groups overlap");
+}
+
+/* Comm_split of an intercommunicator: every member of both groups learns every (color,
+ * key, context id offers) through an allgather on the bridge; a color forms an
+ * intercommunicator of its members in each group (none when a group has none), with the
+ * offers of its first member in side 0. Returns the caller's side, or NULL. */
+static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int color, int key) {
+  skn_comm *b = c->bridge;
+  int n = b->size, n0 = c->bridge_off == 0 ? c->size : c->rsize, me_b = c->bridge_off + rank;
+  int offer[4] = {color, key, 0, 0};
+  if (color != MPI_UNDEFINED) {
+    offer[2] = skn_ctx_alloc();
+    offer[3] = skn_ctx_alloc();
+  }
+  int *all = malloc(sizeof(int) * 4 * (size_t)n);
+  member_key *mk = malloc(sizeof *mk * (size_t)n);
+  if (!all || !mk) skn_fatal("rank %d: out of memory splitting an intercommunicator", me->world_rank);
+  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
+  skn_coll_args g = {.sbuf = offer, .scount = 4, .st = int_t, .rbuf = all, .rcount = 4, .rt = int_t};
+  skn_xcoll_allgather(b, me_b, &g);
+  skn_comm *side = NULL;
+  int m0 = 0, m1 = 0;
+  if (color != MPI_UNDEFINED) {
+    for (int j = 0; j < n0; j++)
+      if (all[4 * j] == color) mk[m0++] = (member_key){all[4 * j + 1], j};
+    for (int j = n0; j < n; j++)
+      if (all[4 * j] == color) mk[m0 + m1++] = (member_key){all[4 * j + 1], j};
+    qsort(mk, (size_t)m0, sizeof *mk, by_key);
+    qsort(mk + m0, (size_t)m1, sizeof *mk, by_key);
+  }
+  if (m0 > 0 && m1 > 0) {
+    inter_spec sp = {.na = m0, .nb = m1, .ctx = all[4 * mk[0].rank + 2], .bridge_ctx = all[4 * mk[0].rank + 3]};
+    if (!(sp.members = malloc(sizeof *sp.members * (size_t)(m0 + m1))))
+      skn_fatal("rank %d: out of memory splitting an intercommunicator", me->world_rank);
+    int my = -1;
+    for (int i = 0; i < m0 + m1; i++) {
+      sp.members[i] = b->members[mk[i].rank];
+      if (mk[i].rank == me_b) my = i;
+    }
+    side = inter_build(me, &sp, my);
+    free(sp.members);
+  }
+  free(all);
+  free(mk);
+  return side;
+}
+
+/* The caller's rank in (its group of) a communicator it belongs to. */
+static int side_rank_of(const skn_comm *side, const skn_rank *me) {
+  for (int i = 0; i < side->size; i++)
+    if (side->members[i] == me) return i;
+  return -1;
+}
+
+/* Comm_dup of an intercommunicator: bridge rank 0 offers the context ids. */
+static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank) {
+  int br = c->bridge_off + rank, ids[2] = {0, 0};
+  if (br == 0) {
+    ids[0] = skn_ctx_alloc();
+    ids[1] = skn_ctx_alloc();
+  }
+  bcast_ints(me, c->bridge, br, 0, ids, 2);
+  int n0 = c->bridge_off == 0 ? c->size : c->rsize;
+  inter_spec sp = {.na = n0, .nb = c->bridge->size - n0, .members = c->bridge->members, .ctx = ids[0],
+                   .bridge_ctx = ids[1]};
+  return inter_build(me, &sp, br);
+}
+
+static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_comm, skn_comm_view *v,
+                                  int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                                  MPI_Comm *newintercomm) {
+  skn_comm *c = v->comm;
+  int rank = v->rank, errh = v->errhandler, info[LC_N] = {0};
+  int *remote = NULL;
+  skn_api_coll_order(me, v);
+  if (rank == local_leader) leaders_swap(me, fn, c, peer_comm, remote_leader, tag, info, &remote);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
+  bcast_ints(me, c, rank, local_leader, info, LC_N);
+  if (info[LC_ERR]) {
+    skn_api_leave(me);
+    free(remote);
+    *newintercomm = MPI_COMM_NULL;
+    if (rank == local_leader) return info[LC_ERR];
+    return skn_api_error(me, local_comm, skn_attr_errclass(info[LC_ERR]), fn,
+                         "the local leader (rank %d) could not create the intercommunicator", local_leader);
+  }
+  int nr = info[LC_RSIZE];
+  if (rank != local_leader && !(remote = malloc(sizeof(int) * (size_t)(nr ? nr : 1))))
+    skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
+  bcast_ints(me, c, rank, local_leader, remote, nr);
+  bool side0 = info[LC_SIDE0];
+  inter_spec sp = {.na = side0 ? c->size : nr, .nb = side0 ? nr : c->size, .ctx = info[LC_CTX],
+                   .bridge_ctx = info[LC_BCTX]};
+  if (!(sp.members = malloc(sizeof *sp.members * (size_t)(c->size + nr))))
+    skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
+  skn_rank **ours = sp.members + (side0 ? 0 : nr), **theirs = sp.members + (side0 ? c->size : 0);
+  for (int i = 0; i < c->size; i++) ours[i] = c->members[i];
+  for (int i = 0; i < nr; i++) theirs[i] = skn_job_g.ranks[remote[i]];
+  skn_comm *side = inter_build(me, &sp, (side0 ? 0 : nr) + rank);
+  skn_api_leave(me);
+  free(remote);
+  free(sp.members);
+  return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
+}
+
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm) {
   static const char fn[] = "MPI_Intercomm_create";
@@ -548,7 +744,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return skn_api_error(me, local_comm, MPI_ERR_RANK, fn, "local_leader=%d (communicator size %d)", local_leader,
                          c->size);
   if (tag < 0) return skn_api_error(me, local_comm, MPI_ERR_TAG, fn, "tag=%d", tag);
-  if ((rc = skn_api_one_process(me, c, local_comm, fn)) != MPI_SUCCESS) return rc;
+  if (skn_job_g.nprocs > 1) /* the groups may live in several processes: no pointers */
+    return intercomm_create_procs(me, fn, local_comm, v, local_leader, peer_comm, remote_leader, tag, newintercomm);
   int rank = v->rank, errh = v->errhandler;
   skn_api_coll_order(me, v);
   /* The leader reports its own errors; the others learn the error class from its slot, so
@@ -571,6 +768,33 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 }
 SKN_WEAK_ALIAS(Intercomm_create);
 
+/* Intercomm_merge when the groups span processes: every member learns every `high` flag
+ * through an allgather on the bridge, then a split of the bridge orders the groups. */
+static int merge_procs(skn_rank *me, const char *fn, MPI_Comm intercomm, skn_comm_view *v, int high,
+                       MPI_Comm *newintracomm) {
+  skn_comm *c = v->comm, *bridge = c->bridge;
+  int rank = v->rank, me_b = c->bridge_off + rank, n = bridge->size;
+  int n0 = c->bridge_off == 0 ? c->size : c->rsize, new_rank = -1;
+  int *highs = malloc(sizeof(int) * (size_t)n);
+  if (!highs) skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
+  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
+  skn_coll_args g = {.sbuf = &high, .scount = 1, .st = int_t, .rbuf = highs, .rcount = 1, .rt = int_t};
+  skn_xcoll_allgather(bridge, me_b, &g);
+  int h0 = highs[0], h1 = highs[n0];
+  bool consistent = true;
+  for (int i = 0; i < n; i++) consistent &= highs[i] == (i < n0 ? h0 : h1);
+  free(highs);
+  bool side0_first = h0 == h1 || !h0; /* the low group first; side 0 first on a tie */
+  int key = side0_first ? me_b : me_b >= n0 ? me_b - n0 : (n - n0) + me_b;
+  skn_comm *nc = skn_api_span_split(me, bridge, me_b, consistent ? 0 : MPI_UNDEFINED, key, &new_rank, NULL, NULL);
+  skn_api_leave(me);
+  if (!consistent) {
+    *newintracomm = MPI_COMM_NULL;
+    return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "the members of one group passed different values of high");
+  }
+  return add_view(me, fn, intercomm, nc, new_rank, v->errhandler, newintracomm);
+}
+
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
   static const char fn[] = "MPI_Intercomm_merge";
   skn_rank *me = skn_api_self(fn);
@@ -584,6 +808,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
   skn_api_coll_order(me, v);
   skn_coll_args a = {.color = high != 0};
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  if (bridge->x) return merge_procs(me, fn, intercomm, v, high != 0, newintracomm);
   skn_coll_publish(bridge, me_b, &a);
   /* Every member sees every flag, so all agree on the order and on any error. */
   int h0 = bridge->slots[0]->color, h1 = bridge->slots[n0]->color;

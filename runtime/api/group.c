@@ -446,7 +446,7 @@ static void rdv_leave(rdv_entry *e) { /* rdv_lock held */
 }
 
 skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *const *members, const int *wranks,
-                               int my, int new_ctx) {
+                               int my, int new_ctx, skn_comm *(*create)(void *arg), void *arg) {
   (void)me;
   int creator = -1, nlocal = 0;
   for (int i = 0; i < n; i++)
@@ -455,7 +455,8 @@ skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *
       nlocal++;
     }
   skn_comm *mine = NULL;
-  if (my == creator) mine = new_ctx < 0 ? skn_comm_create(n, members) : skn_comm_create_ctx(new_ctx, n, members);
+  if (my == creator)
+    mine = create ? create(arg) : new_ctx < 0 ? skn_comm_create(n, members) : skn_comm_create_ctx(new_ctx, n, members);
   if (nlocal == 1) return mine; /* nobody here to agree with */
   skn_unit *self = skn_sched_self();
   skn_spin_lock(&rdv_lock);

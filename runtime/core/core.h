@@ -519,6 +519,9 @@ SKN_INTERNAL int skn_comm_attach_span(skn_comm *c);
 /* New intercommunicator between groups a (side 0) and b (side 1), members copied;
  * returns side 0 (side 1 is its `other`), or NULL when out of memory. */
 SKN_INTERNAL skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b);
+/* The same with context ids agreed on elsewhere (each process builds its own copy). */
+SKN_INTERNAL skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int nb, skn_rank *const *b, int ctx,
+                                                int bridge_ctx);
 /* Drops one member's reference (for an intercommunicator: to its side and the bridge). */
 SKN_INTERNAL void skn_comm_release(skn_comm *c);
 static inline bool skn_comm_is_inter(const skn_comm *c) { return c->bridge != NULL; }
@@ -638,6 +641,13 @@ SKN_INTERNAL skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll
  * [lo, hi), where input(k) reads slots[k] of `slots`. */
 SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int last, size_t lo,
                                           size_t hi, void *acc);
+/* inout = in op inout, count elements of a->st (a's operation). */
+SKN_INTERNAL void skn_coll_apply(const skn_coll_args *a, const void *in, void *inout, size_t count);
+/* Block j of an alltoall(v,w) layout: w variants (ts) give byte displacements and a type
+ * per block, the others element displacements; *cnt and *bt describe the block. */
+SKN_INTERNAL char *skn_coll_a2a_block(const void *base, size_t count, const int *counts, const int *displs,
+                                      const skn_dtype *t, const skn_dtype *const *ts, int j, size_t *cnt,
+                                      const skn_dtype **bt);
 /* Element `elems` of a typed buffer. */
 static inline char *skn_coll_at(const void *buf, size_t elems, const skn_dtype *t) {
   return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;

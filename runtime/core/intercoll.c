@@ -9,6 +9,170 @@
 
 #include "core.h"
 
+/* ------------------------------------------------------------------ across processes
+ * When the bridge spans processes, data moves by point-to-point on the bridge's
+ * collective context: bridge rank of local member j is bridge_off + j, of remote member j
+ * remote_off + j. Reductions first combine each group's inputs in rank order at its rank
+ * 0 (group_reduce); the two rank 0s swap results and hand them out. */
+
+#define T_INTER 24 /* below SKN_XTAG_NEIGHBOR, apart from xcoll.c's tags */
+
+static inline int local_b(const skn_comm *c, int j) { return c->bridge_off + j; }
+static inline int remote_b(const skn_comm *c, int j) { return c->remote_off + j; }
+
+static skn_req *reqs(int n) {
+  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)(n ? n : 1));
+  if (!r) skn_fatal("out of memory for an intercommunicator collective over %d ranks", n);
+  return r;
+}
+
+static void *room_for(size_t count, const skn_dtype *t, int copies) {
+  void *p = malloc(skn_coll_room(count, t) * (size_t)copies + 1);
+  if (!p) skn_fatal("out of memory for an intercommunicator reduction");
+  return p;
+}
+
+static void wait_n(skn_req *r, int n) {
+  for (int j = 0; j < n; j++) skn_req_wait(&r[j]);
+}
+
+static void x_bcast(skn_comm *c, int rank, skn_coll_args *a) {
+  if (a->root == MPI_ROOT)
+    for (int j = 0; j < c->rsize; j++) skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, a->rbuf, a->rcount, a->rt);
+  else if (a->root >= 0)
+    skn_xcoll_recv(c->bridge, remote_b(c, a->root), T_INTER, a->rbuf, a->rcount, a->rt);
+}
+
+static void x_gather(skn_comm *c, int rank, skn_coll_args *a) {
+  if (a->root >= 0) {
+    skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, a->root), T_INTER, a->sbuf, a->scount, a->st);
+  } else if (a->root == MPI_ROOT) {
+    skn_req *r = reqs(c->rsize);
+    for (int j = 0; j < c->rsize; j++) {
+      size_t off = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
+      size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+      skn_xcoll_recv_post(&r[j], c->bridge, remote_b(c, j), T_INTER, skn_coll_at(a->rbuf, off, a->rt), cnt, a->rt);
+    }
+    wait_n(r, c->rsize);
+    free(r);
+  }
+}
+
+static void x_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  if (a->root >= 0) {
+    skn_xcoll_recv(c->bridge, remote_b(c, a->root), T_INTER, a->rbuf, a->rcount, a->rt);
+  } else if (a->root == MPI_ROOT) {
+    for (int j = 0; j < c->rsize; j++) {
+      size_t off = a->sdispls ? (size_t)a->sdispls[j] : (size_t)j * a->scount;
+      size_t cnt = a->scounts ? (size_t)a->scounts[j] : a->scount;
+      skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, skn_coll_at(a->sbuf, off, a->st), cnt, a->st);
+    }
+  }
+}
+
+static void x_allgather(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_req *r = reqs(c->rsize);
+  for (int j = 0; j < c->rsize; j++) {
+    size_t off = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
+    size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+    skn_xcoll_recv_post(&r[j], c->bridge, remote_b(c, j), T_INTER, skn_coll_at(a->rbuf, off, a->rt), cnt, a->rt);
+  }
+  for (int j = 0; j < c->rsize; j++)
+    skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, a->sbuf, a->scount, a->st);
+  wait_n(r, c->rsize);
+  free(r);
+}
+
+static void x_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_req *r = reqs(c->rsize);
+  size_t cnt;
+  const skn_dtype *t;
+  for (int j = 0; j < c->rsize; j++) {
+    char *d = skn_coll_a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &cnt, &t);
+    skn_xcoll_recv_post(&r[j], c->bridge, remote_b(c, j), T_INTER, d, cnt, t);
+  }
+  for (int j = 0; j < c->rsize; j++) {
+    char *src = skn_coll_a2a_block(a->sbuf, a->scount, a->scounts, a->sdispls, a->st, a->sts, j, &cnt, &t);
+    skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, src, cnt, t);
+  }
+  wait_n(r, c->rsize);
+  free(r);
+}
+
+/* This group's inputs (count elements each) combined in rank order into acc at rank 0. */
+static void group_reduce(skn_comm *c, int rank, const skn_coll_args *a, size_t count, void *acc) {
+  if (rank != 0) {
+    skn_xcoll_send(c->bridge, local_b(c, rank), local_b(c, 0), T_INTER, a->sbuf, count, a->st);
+    return;
+  }
+  size_t room = skn_coll_room(count, a->st);
+  char *parts = room_for(count, a->st, c->size);
+  skn_req *r = reqs(c->size);
+  for (int j = 1; j < c->size; j++)
+    skn_xcoll_recv_post(&r[j], c->bridge, local_b(c, j), T_INTER, parts + (size_t)j * room, count, a->st);
+  skn_dt_copy(parts, count, a->st, a->sbuf, count, a->st);
+  wait_n(r + 1, c->size - 1);
+  free(r);
+  char *last = parts + (size_t)(c->size - 1) * room;
+  for (int j = c->size - 2; j >= 0; j--) skn_coll_apply(a, parts + (size_t)j * room, last, count);
+  skn_dt_copy(acc, count, a->st, last, count, a->st);
+  free(parts);
+}
+
+/* Rank 0s swap their groups' results: ours in `mine`, theirs into `theirs`. */
+static void swap_results(skn_comm *c, const skn_coll_args *a, size_t count, const void *mine, void *theirs) {
+  skn_req r;
+  skn_xcoll_recv_post(&r, c->bridge, remote_b(c, 0), T_INTER, theirs, count, a->st);
+  skn_xcoll_send(c->bridge, local_b(c, 0), remote_b(c, 0), T_INTER, mine, count, a->st);
+  skn_req_wait(&r);
+}
+
+static skn_status x_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
+  if (!all && a->root == MPI_ROOT) {
+    skn_xcoll_recv(c->bridge, remote_b(c, 0), T_INTER, a->rbuf, a->scount, a->st);
+    return SKN_OK;
+  }
+  if (!all && a->root < 0) return SKN_OK; /* MPI_PROC_NULL */
+  void *acc = rank == 0 ? room_for(a->scount, a->st, 1) : NULL;
+  group_reduce(c, rank, a, a->scount, acc);
+  if (!all) {
+    if (rank == 0) skn_xcoll_send(c->bridge, local_b(c, 0), remote_b(c, a->root), T_INTER, acc, a->scount, a->st);
+  } else if (rank == 0) {
+    swap_results(c, a, a->scount, acc, a->rbuf);
+    for (int j = 1; j < c->size; j++)
+      skn_xcoll_send(c->bridge, local_b(c, 0), local_b(c, j), T_INTER, a->rbuf, a->scount, a->st);
+  } else {
+    skn_xcoll_recv(c->bridge, local_b(c, 0), T_INTER, a->rbuf, a->scount, a->st);
+  }
+  free(acc);
+  return SKN_OK;
+}
+
+/* The remote group's reduced vector reaches our rank 0, which hands out our blocks. */
+static skn_status x_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  size_t total = a->scount, mine = a->rcounts ? (size_t)a->rcounts[rank] : a->rcount;
+  if (rank != 0) {
+    group_reduce(c, rank, a, total, NULL);
+    skn_xcoll_recv(c->bridge, local_b(c, 0), T_INTER, a->rbuf, mine, a->st);
+    return SKN_OK;
+  }
+  char *acc = room_for(total, a->st, 1), *theirs = room_for(total, a->st, 1);
+  group_reduce(c, rank, a, total, acc);
+  swap_results(c, a, total, acc, theirs);
+  size_t off = mine;
+  for (int j = 1; j < c->size; j++) {
+    size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
+    skn_xcoll_send(c->bridge, local_b(c, 0), local_b(c, j), T_INTER, skn_coll_at(theirs, off, a->st), cnt, a->st);
+    off += cnt;
+  }
+  skn_dt_copy(a->rbuf, mine, a->st, theirs, mine, a->st);
+  free(acc);
+  free(theirs);
+  return SKN_OK;
+}
+
+/* ------------------------------------------------------------------ within one process */
+
 /* Publishes a; returns the remote group's slots. */
 static skn_coll_args **publish(skn_comm *c, int rank, skn_coll_args *a) {
   skn_coll_publish(c->bridge, c->bridge_off + rank, a);
@@ -20,6 +184,10 @@ static inline void done(skn_comm *c) { skn_coll_barrier(NULL, c->bridge); }
 void skn_icoll_barrier(skn_comm *c) { skn_coll_barrier(NULL, c->bridge); }
 
 void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) {
+    x_bcast(c, rank, a);
+    return;
+  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -30,6 +198,10 @@ void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Gather(v): each member of the sending group copies its block into the root's buffer. */
 void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) {
+    x_gather(c, rank, a);
+    return;
+  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -41,6 +213,10 @@ void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
 }
 
 void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) {
+    x_scatter(c, rank, a);
+    return;
+  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -53,6 +229,10 @@ void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Allgather(v): every member collects the other group's contributions. */
 void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) {
+    x_allgather(c, rank, a);
+    return;
+  }
   skn_coll_args **remote = publish(c, rank, a);
   for (int j = 0; j < c->rsize; j++) {
     const skn_coll_args *s = remote[j];
@@ -66,6 +246,10 @@ void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
 /* Alltoall(v,w): block j of my receive buffer comes from block `rank` of remote member
  * j's send buffer. The w variants give displacements in bytes. */
 void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) {
+    x_alltoall(c, rank, a);
+    return;
+  }
   skn_coll_args **remote = publish(c, rank, a);
   for (int j = 0; j < c->rsize; j++) {
     const skn_coll_args *s = remote[j];
@@ -94,6 +278,7 @@ static void *reduce_my_chunk(skn_comm *c, int rank, const skn_coll_args *a, size
 /* Reduce: the root receives the reduction of the other group's inputs.
  * Allreduce: each group receives the reduction of the other group's inputs. */
 skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
+  if (c->bridge->x) return x_reduce(c, rank, a, all);
   skn_coll_args **remote = publish(c, rank, a);
   bool contributes = all || a->root >= 0;
   skn_status st = SKN_OK;
@@ -113,6 +298,7 @@ skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
 /* Reduce_scatter(_block): the reduction of my group's inputs is scattered over the other
  * group by that group's counts; my chunk goes to the remote blocks it overlaps. */
 skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  if (c->bridge->x) return x_reduce_scatter(c, rank, a);
   skn_coll_args **remote = publish(c, rank, a);
   size_t lo, hi;
   void *acc = reduce_my_chunk(c, rank, a, a->scount, &lo, &hi);

@@ -76,6 +76,7 @@ skn_comm *skn_comm_create_ctx(int ctx, int size, skn_rank *const *members) { ret
 int skn_comm_attach_span(skn_comm *c) {
   int n = c->size, nlocal = 0;
   for (int i = 0; i < n; i++) nlocal += !skn_rank_is_remote(c->members[i]);
+  if (nlocal == 0) atomic_store(&c->refs, 0); /* an intercommunicator's side with no member here */
   if (nlocal == n || nlocal == 0) return 0;
   skn_xcomm *x = calloc(1, sizeof *x);
   int *index_of_proc = malloc(sizeof(int) * (size_t)skn_job_g.nprocs);
@@ -137,12 +138,16 @@ static bool set_remote(skn_comm *side, int n, skn_rank *const *members) {
 
 skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b) {
   int ctx = skn_ctx_alloc();
+  return skn_intercomm_create_ctx(na, a, nb, b, ctx, skn_ctx_alloc());
+}
+
+skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int nb, skn_rank *const *b, int ctx, int bridge_ctx) {
   skn_rank **both = malloc(sizeof *both * (size_t)(na + nb));
   skn_comm *s0 = comm_new(ctx, na, a), *s1 = comm_new(ctx, nb, b), *bridge = NULL;
   if (both) {
     memcpy(both, a, sizeof *both * (size_t)na);
     memcpy(both + na, b, sizeof *both * (size_t)nb);
-    bridge = skn_comm_create(na + nb, both);
+    bridge = comm_new(bridge_ctx, na + nb, both);
   }
   free(both);
   if (!s0 || !s1 || !bridge || !set_remote(s0, nb, b) || !set_remote(s1, na, a)) {

@@ -115,12 +115,13 @@ void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
 
 static inline const void *input_of(const skn_coll_args *a) { return a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf; }
 
-/* inout = in op inout */
-static void apply(const skn_coll_args *a, const void *in, void *inout) {
-  int len = (int)a->scount, dth = a->dt_handle;
+void skn_coll_apply(const skn_coll_args *a, const void *in, void *inout, size_t count) {
+  int len = (int)count, dth = a->dt_handle;
   if (a->user_fn) a->user_fn((void *)(uintptr_t)in, inout, &len, &dth);
-  else skn_op_apply(a->op, dth & 0xffffff, in, inout, a->scount);
+  else skn_op_apply(a->op, dth & 0xffffff, in, inout, count);
 }
+
+static void apply(const skn_coll_args *a, const void *in, void *inout) { skn_coll_apply(a, in, inout, a->scount); }
 
 /* Rank order: parts[0] op parts[1] op ... op parts[n-1], built right to left into
  * parts[n-1]. */
@@ -355,8 +356,8 @@ void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Block j of an alltoall(v,w) layout: w variants give byte displacements and a type per
  * block, the others element displacements. */
-static char *a2a_block(const void *base, size_t count, const int *counts, const int *displs, const skn_dtype *t,
-                       const skn_dtype *const *ts, int j, size_t *cnt, const skn_dtype **bt) {
+char *skn_coll_a2a_block(const void *base, size_t count, const int *counts, const int *displs, const skn_dtype *t,
+                         const skn_dtype *const *ts, int j, size_t *cnt, const skn_dtype **bt) {
   *bt = ts ? ts[j] : t;
   *cnt = counts ? (size_t)counts[j] : count;
   if (!displs) return skn_coll_at(base, (size_t)j * count, *bt);
@@ -371,7 +372,7 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
     size_t span = 0, cnt;
     const skn_dtype *t;
     for (int j = 0; j < c->size; j++) {
-      char *b = a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &cnt, &t);
+      char *b = skn_coll_a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &cnt, &t);
       size_t end = (size_t)(b - (char *)a->rbuf) + skn_coll_span(cnt, t);
       if (end > span) span = end;
     }
@@ -387,16 +388,16 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
   const skn_dtype *rt, *bt;
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
-      char *d = a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &rc, &rt);
+      char *d = skn_coll_a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, j, &rc, &rt);
       skn_xcoll_recv_post(&r[j], c, j, T_ALLTOALL, d, rc, rt);
     }
   for (int k = 1; k < c->size; k++) {
     int j = (rank + k) % c->size;
-    char *s = a2a_block(sbase, scount, scounts, sdispls, st, sts, j, &sc, &bt);
+    char *s = skn_coll_a2a_block(sbase, scount, scounts, sdispls, st, sts, j, &sc, &bt);
     skn_xcoll_send(c, rank, j, T_ALLTOALL, s, sc, bt);
   }
-  char *d = a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, rank, &rc, &rt);
-  char *s = a2a_block(sbase, scount, scounts, sdispls, st, sts, rank, &sc, &bt);
+  char *d = skn_coll_a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, rank, &rc, &rt);
+  char *s = skn_coll_a2a_block(sbase, scount, scounts, sdispls, st, sts, rank, &sc, &bt);
   skn_dt_copy(d, rc, rt, s, sc, bt);
   wait_all(r, c->size, rank);
   free(r);
