@@ -561,7 +561,9 @@ static skn_comm *create_inter(void *arg) {
 }
 
 /* This process's copy of the intercommunicator of `sp`; `my` is the caller's index in
- * sp->members. Returns the caller's side, or NULL when out of memory. */
+ * sp->members. Returns the caller's side, or NULL when out of memory. A side-1 member
+ * reads side 0's `other`: callers keep everyone in the call (a bridge barrier) until all
+ * have, since side 0 goes away when its last member here frees it. */
 static skn_comm *inter_build(skn_rank *me, inter_spec *sp, int my) {
   int n = sp->na + sp->nb;
   int *wranks = malloc(sizeof(int) * (size_t)n);
@@ -667,6 +669,7 @@ static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int colo
     side = inter_build(me, &sp, my);
     free(sp.members);
   }
+  skn_coll_barrier(me, b);
   free(all);
   free(mk);
   return side;
@@ -690,7 +693,9 @@ static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank) {
   int n0 = c->bridge_off == 0 ? c->size : c->rsize;
   inter_spec sp = {.na = n0, .nb = c->bridge->size - n0, .members = c->bridge->members, .ctx = ids[0],
                    .bridge_ctx = ids[1]};
-  return inter_build(me, &sp, br);
+  skn_comm *side = inter_build(me, &sp, br);
+  skn_coll_barrier(me, c->bridge);
+  return side;
 }
 
 static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_comm, skn_comm_view *v,
@@ -724,6 +729,7 @@ static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_c
   for (int i = 0; i < c->size; i++) ours[i] = c->members[i];
   for (int i = 0; i < nr; i++) theirs[i] = skn_job_g.ranks[remote[i]];
   skn_comm *side = inter_build(me, &sp, (side0 ? 0 : nr) + rank);
+  if (side) skn_coll_barrier(me, side->bridge);
   skn_api_leave(me);
   free(remote);
   free(sp.members);
