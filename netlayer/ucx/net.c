@@ -20,7 +20,7 @@
 
 #include <ucp/api/ucp.h>
 
-enum { AM_MSG = 0, AM_ACK = 1 };
+enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3 };
 
 #define ADDR_KEY "ucx.addr"
 #define BLOB_MAGIC 0x534b4e31u /* "SKN1" */
@@ -296,6 +296,39 @@ static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_lengt
   return UCS_OK;
 }
 
+static bool control_env(const void *header, size_t header_length, size_t length, skn_net_env *env) {
+  if (header_length != sizeof *env || length != 0) {
+    skn_log("UCX transport: dropped a malformed control message (%zu bytes)", header_length);
+    return false;
+  }
+  memcpy(env, header, sizeof *env);
+  S.events++;
+  return true;
+}
+
+static int send_control(int proc, const skn_net_env *env, unsigned am);
+
+static ucs_status_t am_cancel_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                 const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  skn_net_env env;
+  if (!control_env(header, header_length, length, &env)) return UCS_OK;
+  if (S.hooks.withdraw && S.hooks.withdraw(S.hooks.hctx, &env)) env.flags |= SKN_NET_CANCELLED;
+  else env.flags &= ~(uint32_t)SKN_NET_CANCELLED;
+  if (send_control(skn_net_proc_of(env.src_world), &env, AM_CANCEL_ANSWER) < 0)
+    skn_log("UCX transport: cannot answer a cancel from rank %d", env.src_world);
+  return UCS_OK;
+}
+
+static ucs_status_t am_cancel_answer_cb(void *arg, const void *header, size_t header_length, void *data,
+                                        size_t length, const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  skn_net_env env;
+  if (!control_env(header, header_length, length, &env)) return UCS_OK;
+  if (S.hooks.cancel_done) S.hooks.cancel_done(S.hooks.hctx, &env, env.flags & SKN_NET_CANCELLED);
+  return UCS_OK;
+}
+
 /* ---------------------------------------------------------------- send side */
 
 static void send_cb(void *request, ucs_status_t status, void *user_data) {
@@ -401,6 +434,23 @@ int skn_net_ack(const skn_net_env *env) {
   int st = post_send(p, ep, r, NULL, 0, AM_ACK, false);
   return st < 0 ? st : SKN_NET_OK;
 }
+
+/* A header-only control message (cancel, its answer) to process `proc`. */
+static int send_control(int proc, const skn_net_env *env, unsigned am) {
+  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  peer *p = &S.peers[proc];
+  if (atomic_load(&p->failed)) return SKN_NET_ERR_PEER;
+  ucp_ep_h ep = get_ep(p);
+  if (!ep) return SKN_NET_ERR;
+  send_rec *r = rec_alloc();
+  r->env = *env;
+  r->done = NULL;
+  r->dst = proc;
+  int st = post_send(p, ep, r, NULL, 0, am, false);
+  return st < 0 ? st : SKN_NET_OK;
+}
+
+int skn_net_cancel(const skn_net_env *env) { return send_control(skn_net_proc_of(env->dst_world), env, AM_CANCEL); }
 
 /* ---------------------------------------------------------------- rendezvous fetch */
 
@@ -650,6 +700,12 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_ACK;
   hp.cb = am_ack_cb;
+  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_CANCEL;
+  hp.cb = am_cancel_cb;
+  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_CANCEL_ANSWER;
+  hp.cb = am_cancel_answer_cb;
   if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
 
   S.peers = calloc((size_t)pmi->nprocs, sizeof *S.peers);

@@ -27,6 +27,7 @@ enum {
 enum {
   SKN_NET_SYNC = 1u << 0, /* synchronous send: the receiver's core calls skn_net_ack once
                            * the message has matched; the sender then gets hooks.acked */
+  SKN_NET_CANCELLED = 1u << 1, /* in a cancel's answer: the receiver withdrew the message */
 };
 
 /* What travels in front of every message (the UCX active-message header, 48 bytes). */
@@ -71,6 +72,11 @@ typedef struct skn_net_hooks {
   void (*deliver_rndv)(void *hctx, const skn_net_env *env, skn_net_rndv *handle);
   /* The receiver of a SKN_NET_SYNC message called skn_net_ack: env is the sender's own. */
   void (*acked)(void *hctx, const skn_net_env *env);
+  /* A sender asks to cancel its message env (src_world, cookie): withdraw it if it has
+   * not matched yet (discarding its data) and return true; the answer goes back by itself. */
+  bool (*withdraw)(void *hctx, const skn_net_env *env);
+  /* The answer to skn_net_cancel(env): whether the receiver withdrew the message. */
+  void (*cancel_done)(void *hctx, const skn_net_env *env, bool cancelled);
   /* Process `proc` died or its connection broke (why: UCX's or the OS's reason). Called
    * once per process; sends to it then fail with SKN_NET_ERR_PEER. */
   void (*peer_failed)(void *hctx, int proc, const char *why);
@@ -93,6 +99,12 @@ SKN_INTERNAL int skn_net_send(int dst_proc, const skn_net_env *env, const void *
 /* Remote completion of a SKN_NET_SYNC message: sends env back to its source. Call once
  * per such message, after it has matched. */
 SKN_INTERNAL int skn_net_ack(const skn_net_env *env);
+
+/* Asks the process of world rank env->dst_world to withdraw the message that env's
+ * (src_world, cookie) name; hooks.cancel_done answers, from a later progress, with env
+ * (other fields are the caller's, echoed). Messages may overtake a cancel: a message not
+ * matched yet but not arrived either is not withdrawn. */
+SKN_INTERNAL int skn_net_cancel(const skn_net_env *env);
 
 /* Receives a rendezvous payload straight into buf (len <= env->bytes; shorter fetches
  * get the first len bytes through a bounce buffer). Return codes as skn_net_send. */
@@ -134,13 +146,14 @@ SKN_INTERNAL int skn_net_finalize(void);
 /* What libskein finds in the dlopen'ed transport (libskein-ucx.so, symbol
  * SKN_NET_MODULE_SYMBOL): the calls above, so that UCX is loaded only by multi-process
  * jobs (see netlayer/README.md). */
-#define SKN_NET_MODULE_ABI 1
+#define SKN_NET_MODULE_ABI 2
 #define SKN_NET_MODULE_SYMBOL "skn_net_module_v1"
 typedef struct skn_net_module {
   int abi;
   int (*init)(const skn_pmi_info *pmi, const skn_net_hooks *hooks);
   int (*send)(int dst_proc, const skn_net_env *env, const void *buf, size_t len, skn_net_done_fn done, void *arg);
   int (*ack)(const skn_net_env *env);
+  int (*cancel)(const skn_net_env *env);
   int (*fetch)(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done, void *arg);
   void (*discard)(skn_net_rndv *handle);
   bool (*progress)(void);

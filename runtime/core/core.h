@@ -556,6 +556,10 @@ SKN_INTERNAL skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag
 /* Completes receive r from an envelope taken with probe(remove). */
 SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
 SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
+/* Takes the first unexpected envelope of dst that `match` accepts out of its queue;
+ * NULL when there is none. */
+SKN_INTERNAL skn_req *skn_p2p_withdraw(skn_rank *dst, bool (*match)(const skn_req *env, const void *arg),
+                                       const void *arg);
 
 static inline void skn_p2p_set_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied, bool sig_ok) {
   r->st_src = src;
@@ -580,6 +584,10 @@ SKN_INTERNAL void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *r);
 /* Receive r matched the queued envelope env of a remote message: takes its data;
  * returns true when r is complete, false when it completes later (rendezvous fetch). */
 SKN_INTERNAL bool skn_remote_consume(skn_req *r, skn_req *env);
+/* Cancels send r to another process: asks the receiver's process to withdraw the message
+ * and waits for the answer (the receiving process answers from its progress, whatever
+ * its ranks do). SKN_OK when withdrawn, SKN_ERR_NOT_CANCELLED when it had matched. */
+SKN_INTERNAL skn_status skn_remote_cancel(skn_rank *me, skn_req *r);
 /* Network progress (the scheduler's poll hook); returns whether anything happened. */
 SKN_INTERNAL bool skn_remote_poll(void);
 /* A worker is about to sleep (the scheduler's sleep hook): the progress thread takes over. */

@@ -281,8 +281,24 @@ skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove
   }
 }
 
+skn_req *skn_p2p_withdraw(skn_rank *dst, bool (*match)(const skn_req *env, const void *arg), const void *arg) {
+  skn_mq *mq = &dst->mq;
+  skn_spin_lock(&mq->lock);
+  skn_req *prev = NULL, *e = mq->unexp;
+  for (; e && !match(e, arg); e = e->next) prev = e;
+  if (e) {
+    list_remove(&mq->unexp, &mq->unexp_tail, prev, e);
+    e->queued = false;
+    if (envelope_buffered(e)) mq->buffered -= envelope_charge(e);
+  }
+  skn_spin_unlock(&mq->lock);
+  return e;
+}
+
 skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
-  if (r->kind == SKN_REQ_SEND && skn_rank_is_remote(r->peer)) return SKN_ERR_NOT_CANCELLED; /* on its way */
+  bool send = r->kind != SKN_REQ_RECV;
+  if (send && !r->peer) return SKN_ERR_NOT_CANCELLED; /* matched a posted receive at once */
+  if (send && skn_rank_is_remote(r->peer)) return skn_remote_cancel(me, r);
   skn_mq *mq = r->kind == SKN_REQ_RECV ? &me->mq : &r->peer->mq;
   skn_spin_lock(&mq->lock);
   if (!r->queued) {

@@ -81,6 +81,7 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   size_t bytes = m->count * m->dt->size;
   const void *data = m->buf;
   r->peer = m->peer;
+  r->mode = m->mode; /* a cancel needs to know whether an ack is awaited */
   r->payload = NULL;
   if (!m->dt->contig && bytes) { /* one pack: UCX then reads a single contiguous block */
     if (!(r->payload = malloc(bytes))) skn_fatal("rank %d: out of memory packing a %zu-byte message", me->world_rank, bytes);
@@ -252,6 +253,50 @@ bool skn_remote_consume(skn_req *r, skn_req *env) {
   return true;
 }
 
+/* ------------------------------------------------------------------ cancel
+ * The sender names its message by (its world rank, cookie = its request) and waits on a
+ * request of its stack, whose address travels in the envelope's `bytes`. */
+
+skn_status skn_remote_cancel(skn_rank *me, skn_req *r) {
+  skn_req answer;
+  atomic_init(&answer.sync, 0);
+  answer.cancelled = false;
+  skn_net_env env = {.src_world = me->world_rank, .dst_world = r->peer->world_rank, .cookie = (uintptr_t)r,
+                     .bytes = (uintptr_t)&answer};
+  if (R.net->cancel(&env) < 0) return SKN_ERR_NOT_CANCELLED;
+  skn_req_wait(&answer);
+  if (!answer.cancelled) return SKN_ERR_NOT_CANCELLED;
+  r->cancelled = true;
+  if (r->mode == SKN_MODE_SYNC) send_event_done(r); /* the ack that will not come */
+  return SKN_OK;
+}
+
+static void on_cancel_done(void *hctx, const skn_net_env *ne, bool cancelled) {
+  (void)hctx;
+  skn_req *answer = (skn_req *)(uintptr_t)ne->bytes;
+  answer->cancelled = cancelled;
+  skn_req_complete(answer);
+}
+
+static bool is_named(const skn_req *env, const void *arg) {
+  const skn_net_env *ne = arg;
+  if (env->proto != SKN_PROTO_NET_EAGER && env->proto != SKN_PROTO_NET_RNDV) return false;
+  const remote_env *e = (const remote_env *)env;
+  return e->net.src_world == ne->src_world && e->net.cookie == ne->cookie;
+}
+
+/* Runs inside progress, like the deliveries: an eager envelope found here is filled. */
+static bool on_withdraw(void *hctx, const skn_net_env *ne) {
+  (void)hctx;
+  skn_req *env = skn_p2p_withdraw(local_rank(ne), is_named, ne);
+  if (!env) return false;
+  remote_env *e = (remote_env *)env;
+  if (env->proto == SKN_PROTO_NET_RNDV) R.net->discard(e->rndv);
+  else if (env->payload != env->cell) free(env->payload);
+  envelope_free(e);
+  return true;
+}
+
 /* ------------------------------------------------------------------ failure */
 
 static void on_peer_failed(void *hctx, int proc, const char *why) {
@@ -340,8 +385,8 @@ void skn_remote_init(const skn_pmi_info *pi) {
   host[sizeof host - 1] = 0;
   if (skn_pmi_put("skein.host", host, strlen(host)) != SKN_PMI_OK) skn_fatal("cannot publish this process's host");
   skn_net_hooks hooks = {
-      .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked,
-      .peer_failed = on_peer_failed, .pmi = &pmi_ops,
+      .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked, .withdraw = on_withdraw,
+      .cancel_done = on_cancel_done, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
   if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
   if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
