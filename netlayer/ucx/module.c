@@ -8,6 +8,7 @@ __attribute__((visibility("default"))) const skn_net_module skn_net_module_v1 = 
     .send = skn_net_send,
     .ack = skn_net_ack,
     .cancel = skn_net_cancel,
+    .control = skn_net_control,
     .fetch = skn_net_fetch,
     .discard = skn_net_discard,
     .progress = skn_net_progress,

@@ -20,7 +20,7 @@
 
 #include <ucp/api/ucp.h>
 
-enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3 };
+enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3, AM_CONTROL = 4 };
 
 #define ADDR_KEY "ucx.addr"
 #define BLOB_MAGIC 0x534b4e31u /* "SKN1" */
@@ -329,6 +329,14 @@ static ucs_status_t am_cancel_answer_cb(void *arg, const void *header, size_t he
   return UCS_OK;
 }
 
+static ucs_status_t am_control_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                  const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  skn_net_env env;
+  if (control_env(header, header_length, length, &env) && S.hooks.control) S.hooks.control(S.hooks.hctx, &env);
+  return UCS_OK;
+}
+
 /* ---------------------------------------------------------------- send side */
 
 static void send_cb(void *request, ucs_status_t status, void *user_data) {
@@ -451,6 +459,8 @@ static int send_control(int proc, const skn_net_env *env, unsigned am) {
 }
 
 int skn_net_cancel(const skn_net_env *env) { return send_control(skn_net_proc_of(env->dst_world), env, AM_CANCEL); }
+
+int skn_net_control(int proc, const skn_net_env *env) { return send_control(proc, env, AM_CONTROL); }
 
 /* ---------------------------------------------------------------- rendezvous fetch */
 
@@ -706,6 +716,9 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_CANCEL_ANSWER;
   hp.cb = am_cancel_answer_cb;
+  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_CONTROL;
+  hp.cb = am_control_cb;
   if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
 
   S.peers = calloc((size_t)pmi->nprocs, sizeof *S.peers);

@@ -77,6 +77,8 @@ typedef struct skn_net_hooks {
   bool (*withdraw)(void *hctx, const skn_net_env *env);
   /* The answer to skn_net_cancel(env): whether the receiver withdrew the message. */
   void (*cancel_done)(void *hctx, const skn_net_env *env, bool cancelled);
+  /* A control message of the core's own (skn_net_control). */
+  void (*control)(void *hctx, const skn_net_env *env);
   /* Process `proc` died or its connection broke (why: UCX's or the OS's reason). Called
    * once per process; sends to it then fail with SKN_NET_ERR_PEER. */
   void (*peer_failed)(void *hctx, int proc, const char *why);
@@ -105,6 +107,10 @@ SKN_INTERNAL int skn_net_ack(const skn_net_env *env);
  * (other fields are the caller's, echoed). Messages may overtake a cancel: a message not
  * matched yet but not arrived either is not withdrawn. */
 SKN_INTERNAL int skn_net_cancel(const skn_net_env *env);
+
+/* Sends env alone to process `proc` (this one included), for its hooks.control: the
+ * core's own protocols (deadlock detection). Not counted as a message. */
+SKN_INTERNAL int skn_net_control(int proc, const skn_net_env *env);
 
 /* Receives a rendezvous payload straight into buf (len <= env->bytes; shorter fetches
  * get the first len bytes through a bounce buffer). Return codes as skn_net_send. */
@@ -154,6 +160,7 @@ typedef struct skn_net_module {
   int (*send)(int dst_proc, const skn_net_env *env, const void *buf, size_t len, skn_net_done_fn done, void *arg);
   int (*ack)(const skn_net_env *env);
   int (*cancel)(const skn_net_env *env);
+  int (*control)(int proc, const skn_net_env *env);
   int (*fetch)(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done, void *arg);
   void (*discard)(skn_net_rndv *handle);
   bool (*progress)(void);

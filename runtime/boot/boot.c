@@ -217,11 +217,12 @@ static void describe_call(const skn_call *c, char *buf, size_t len) {
   else snprintf(buf + n, len - n, "...)");
 }
 
-static void on_stall(void) {
+/* Names this process's blocked ranks and what they wait in; false when none is left. */
+static bool describe_blocked(void) {
   skn_job *j = &skn_job_g;
   int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
   for (int i = first; i < end; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
-  if (live == 0) return;
+  if (live == 0) return false;
   fflush(NULL);
   skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->nranks);
   for (int i = first; i < end; i++) {
@@ -241,6 +242,20 @@ static void on_stall(void) {
       skn_log("rank %d blocked outside MPI", i);
     }
   }
+  return true;
+}
+
+static void on_stall(void) {
+  if (describe_blocked()) _exit(SKN_EXIT_DEADLOCK);
+}
+
+/* The job's processes agree on a deadlock (core/remote.c): this process's part. The
+ * pause lets the other processes get the verdict before they see this one end. */
+static void report_deadlock(void) {
+  describe_blocked();
+  fflush(NULL);
+  struct timespec ts = {0, 300000000};
+  nanosleep(&ts, NULL);
   _exit(SKN_EXIT_DEADLOCK);
 }
 
@@ -272,10 +287,11 @@ static int boot_main(int argc, char **argv, char **envp) {
       .yield = crowded,
       .stall_ms = B.cfg.deadlock_ms,
   };
-  /* Deadlock reports need every rank of the job in view: single-process jobs only. */
+  /* Deadlocks: in one process the stall hook reports at once; over several, the
+   * processes first agree that nothing is in flight (core/remote.c). */
   skn_sched_hooks hooks = {.poll = pi.nprocs > 1 ? skn_remote_poll : NULL,
                            .sleep = pi.nprocs > 1 ? skn_remote_sleeping : NULL,
-                           .stall = pi.nprocs > 1 ? NULL : on_stall};
+                           .stall = pi.nprocs > 1 ? skn_remote_stall : on_stall};
   skn_heap_init(B.cfg.nranks);
   if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(pi.world_size, pi.nprocs, pi.proc, pi.first_rank, pi.nranks) != 0)
     skn_fatal("out of memory starting %d ranks", B.cfg.nranks);
@@ -295,7 +311,7 @@ static int boot_main(int argc, char **argv, char **envp) {
       skn_fatal("cannot create rank %d (stack of %zu bytes): %s", world_rank, B.cfg.stack_size, strerror(errno));
   }
   if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
-  if (pi.nprocs > 1) skn_remote_init(&pi);
+  if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */

@@ -577,8 +577,12 @@ SKN_INTERNAL skn_req *skn_p2p_arrive(skn_rank *dst, skn_req *env);
  * (core/remote.c): the transport to the job's other processes, loaded only when there
  * are some. */
 typedef struct skn_pmi_info skn_pmi_info;
-/* Loads the transport and connects (collective over the job's processes). */
-SKN_INTERNAL void skn_remote_init(const skn_pmi_info *pi);
+/* Loads the transport and connects (collective over the job's processes).
+ * report_deadlock names this process's blocked ranks and exits, when the job's processes
+ * agree that nothing can move any more. */
+SKN_INTERNAL void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void));
+/* The scheduler's stall hook in multi-process jobs: every rank here is blocked. */
+SKN_INTERNAL void skn_remote_stall(void);
 /* Sends m to a rank of another process (m->peer is a proxy); as skn_p2p_send. */
 SKN_INTERNAL void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *r);
 /* Receive r matched the queued envelope env of a remote message: takes its data;

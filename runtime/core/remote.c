@@ -41,6 +41,8 @@ static struct {
   pthread_t progress_thread;
   int wake_fd; /* eventfd: wakes the progress thread (a worker sleeps, or the end) */
   _Atomic(bool) stopping;
+  _Atomic(int) in_flight; /* sends UCX still holds, fetches, cancels awaiting their answer */
+  void (*report_deadlock)(void);
 } R;
 
 static const skn_net_pmi_ops pmi_ops = {
@@ -55,6 +57,7 @@ static void send_event_done(skn_req *r) {
 static void on_send_done(void *arg, int status) {
   (void)status; /* a failed peer ends the job (on_peer_failed) */
   skn_req *r = arg;
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
   free(r->payload); /* the packed copy of a non-contiguous buffer, or NULL */
   r->payload = NULL;
   send_event_done(r);
@@ -95,6 +98,7 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
       .cookie = (uintptr_t)r,
   };
   atomic_store(&r->net_pending, sync ? 2u : 1u);
+  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
   if (rc == SKN_NET_OK) on_send_done(r, rc);
   else if (rc < 0) skn_fatal("rank %d: cannot send to rank %d in process %d", me->world_rank, m->peer->world_rank,
@@ -180,6 +184,7 @@ static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
 static void on_fetched(void *arg, int status) {
   (void)status;
   skn_req *r = arg;
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
   if (r->payload) { /* non-contiguous receive: unpack the bounce buffer */
     skn_dt_unpack(r->buf, r->dt, r->payload, r->bytes);
     free(r->payload);
@@ -207,6 +212,7 @@ static void fetch_into(skn_req *r, remote_env *e) {
   skn_net_rndv *h = e->rndv;
   int src = e->net.src_world;
   envelope_free(e);
+  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   int rc = R.net->fetch(h, dst, n, on_fetched, r);
   if (rc == SKN_NET_OK) on_fetched(r, rc);
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
@@ -263,8 +269,13 @@ skn_status skn_remote_cancel(skn_rank *me, skn_req *r) {
   answer.cancelled = false;
   skn_net_env env = {.src_world = me->world_rank, .dst_world = r->peer->world_rank, .cookie = (uintptr_t)r,
                      .bytes = (uintptr_t)&answer};
-  if (R.net->cancel(&env) < 0) return SKN_ERR_NOT_CANCELLED;
+  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  if (R.net->cancel(&env) < 0) {
+    atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+    return SKN_ERR_NOT_CANCELLED;
+  }
   skn_req_wait(&answer);
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
   if (!answer.cancelled) return SKN_ERR_NOT_CANCELLED;
   r->cancelled = true;
   if (r->mode == SKN_MODE_SYNC) send_event_done(r); /* the ack that will not come */
@@ -297,10 +308,107 @@ static bool on_withdraw(void *hctx, const skn_net_env *ne) {
   return true;
 }
 
+/* ------------------------------------------------------------------ deadlock
+ * A process whose ranks are all blocked (the scheduler's stall hook, every SKEIN_DEADLOCK_MS
+ * while it lasts) reports to process 0 how many messages it has sent and delivered
+ * (acks included); a process whose ranks have ended reports so once. Blocked ranks wake
+ * only when a message arrives, so once every process has reported twice with unchanged
+ * counts, nothing of its own is in flight, and the job has sent as many messages as it
+ * delivered, nothing can wake anyone: process 0 tells every process, and each names its
+ * blocked ranks and calls (boot's report) and exits. */
+
+enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2 };
+
+typedef struct stall_report {
+  uint64_t sent, delivered;
+  int count;  /* reports in a row with these numbers */
+  bool ended; /* its ranks have all ended */
+} stall_report;
+
+static struct {
+  skn_spinlock lock;
+  stall_report *of; /* process 0: the latest report of each process */
+  bool verdict;
+  _Atomic(bool) declared; /* process 0: told the others; its progress thread ends the job */
+} D = {.lock = SKN_SPINLOCK_INIT};
+
+static void counts(uint64_t *sent, uint64_t *delivered) {
+  skn_net_stats st;
+  R.net->get_stats(&st);
+  *sent = st.sent_eager + st.sent_rndv + st.acks_sent;
+  *delivered = st.delivered_eager + st.delivered_rndv + st.acks_received;
+}
+
+static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
+  skn_net_env env = {.tag = kind, .ctx = R.pmi->proc, .bytes = sent, .cookie = delivered};
+  if (R.net->control(proc, &env) < 0) skn_log("cannot reach process %d for deadlock detection", proc);
+}
+
+/* Process 0: records a report; true when the job is deadlocked. */
+static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
+  skn_spin_lock(&D.lock);
+  stall_report *r = &D.of[proc];
+  if (r->sent == sent && r->delivered == delivered && r->count > 0) r->count++;
+  else *r = (stall_report){sent, delivered, 1, false};
+  if (ended) *r = (stall_report){sent, delivered, 2, true};
+  uint64_t all_sent = 0, all_delivered = 0;
+  bool quiet = !D.verdict, someone_waits = false; /* all ended is the normal end */
+  for (int p = 0; p < R.pmi->nprocs && quiet; p++) {
+    quiet = D.of[p].count >= 2;
+    someone_waits |= !D.of[p].ended;
+    all_sent += D.of[p].sent;
+    all_delivered += D.of[p].delivered;
+  }
+  bool deadlock = quiet && someone_waits && all_sent == all_delivered;
+  if (deadlock) D.verdict = true;
+  skn_spin_unlock(&D.lock);
+  return deadlock;
+}
+
+/* Tells the others; the progress thread lets the messages out, then reports (an exit right
+ * here could drop them, and inside progress nothing would send them). */
+static void declare_deadlock(void) {
+  for (int p = 1; p < R.pmi->nprocs; p++) tell(p, CTRL_DEADLOCK, 0, 0);
+  atomic_store(&D.declared, true);
+  skn_remote_sleeping();
+}
+
+static void finish_deadlock(void) {
+  for (int i = 0; i < 100; i++) {
+    R.net->progress();
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  R.report_deadlock(); /* names this process's blocked ranks; exits */
+}
+
+static void report_stall(bool ended) {
+  if (atomic_load(&R.in_flight) != 0) return; /* a transfer will wake someone */
+  uint64_t sent, delivered;
+  counts(&sent, &delivered);
+  if (R.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);
+  else if (record(0, sent, delivered, ended)) declare_deadlock();
+}
+
+void skn_remote_stall(void) { report_stall(false); }
+
+static void on_control(void *hctx, const skn_net_env *ne) {
+  (void)hctx;
+  if (ne->tag == CTRL_DEADLOCK) {
+    atomic_store(&D.declared, true); /* peers ending from now on are not failures */
+    R.report_deadlock();              /* names the blocked ranks, exits */
+  }
+  bool ended = ne->tag == -CTRL_STALLED;
+  if (R.pmi->proc == 0 && (ne->tag == CTRL_STALLED || ended) && ne->ctx > 0 && ne->ctx < R.pmi->nprocs &&
+      record(ne->ctx, ne->bytes, ne->cookie, ended))
+    declare_deadlock();
+}
+
 /* ------------------------------------------------------------------ failure */
 
 static void on_peer_failed(void *hctx, int proc, const char *why) {
   (void)hctx;
+  if (atomic_load(&D.declared)) return; /* the others end on their own after a deadlock */
   int first, count;
   skn_pmi_block(R.pmi->world_size, R.pmi->nprocs, proc, &first, &count);
   char host[256] = "unknown";
@@ -329,6 +437,7 @@ static void *progress_main(void *unused) {
   (void)unused;
   struct pollfd fds[2] = {{.fd = R.wake_fd, .events = POLLIN}, {.fd = R.net->event_fd(), .events = POLLIN}};
   while (!atomic_load(&R.stopping)) {
+    if (atomic_load(&D.declared)) finish_deadlock();
     if (skn_sched_pollers() > 0) {
       poll(fds, 1, 2);
     } else if (R.net->progress()) {
@@ -377,8 +486,11 @@ static const skn_net_module *load_module(void) {
   return m;
 }
 
-void skn_remote_init(const skn_pmi_info *pi) {
+void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
   R.pmi = pi;
+  R.report_deadlock = report_deadlock;
+  if (pi->proc == 0 && !(D.of = calloc((size_t)pi->nprocs, sizeof *D.of)))
+    skn_fatal("out of memory for deadlock detection over %d processes", pi->nprocs);
   R.net = load_module();
   char host[256];
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
@@ -386,7 +498,7 @@ void skn_remote_init(const skn_pmi_info *pi) {
   if (skn_pmi_put("skein.host", host, strlen(host)) != SKN_PMI_OK) skn_fatal("cannot publish this process's host");
   skn_net_hooks hooks = {
       .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked, .withdraw = on_withdraw,
-      .cancel_done = on_cancel_done, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
+      .cancel_done = on_cancel_done, .control = on_control, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
   if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
   if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
@@ -395,6 +507,14 @@ void skn_remote_init(const skn_pmi_info *pi) {
 }
 
 void skn_remote_finalize(void) {
+  /* Our ranks have ended: once our sends are out, we count as quiet for good. */
+  for (int i = 0; i < 2000 && atomic_load(&R.in_flight) != 0; i++) {
+    if (!R.net->progress()) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  report_stall(true);
   atomic_store(&R.stopping, true);
   skn_remote_sleeping(); /* wakes the thread, which sees `stopping` */
   pthread_join(R.progress_thread, NULL);
