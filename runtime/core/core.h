@@ -351,6 +351,8 @@ typedef struct skn_comm {
   struct skn_topo *topo; /* Cartesian / graph / distributed graph topology, or NULL (api/topo.c) */
   _Atomic(struct skn_coll_cell *) cells; /* tiny allreduce inputs: [2][size], created on first use */
   skn_xcomm *x;          /* members in other processes: see skn_xcomm; NULL when all are here */
+  bool ghost;            /* an intercommunicator's side with no member here ... */
+  bool frees_other;      /* ... is freed with its other side */
 } skn_comm;
 
 /* A rank's own view of a communicator. */

@@ -76,7 +76,10 @@ skn_comm *skn_comm_create_ctx(int ctx, int size, skn_rank *const *members) { ret
 int skn_comm_attach_span(skn_comm *c) {
   int n = c->size, nlocal = 0;
   for (int i = 0; i < n; i++) nlocal += !skn_rank_is_remote(c->members[i]);
-  if (nlocal == 0) atomic_store(&c->refs, 0); /* an intercommunicator's side with no member here */
+  if (nlocal == 0) { /* an intercommunicator's side with no member here */
+    atomic_store(&c->refs, 0);
+    c->ghost = true;
+  }
   if (nlocal == n || nlocal == 0) return 0;
   skn_xcomm *x = calloc(1, sizeof *x);
   int *index_of_proc = malloc(sizeof(int) * (size_t)skn_job_g.nprocs);
@@ -164,6 +167,8 @@ skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int nb, skn_rank 
   s1->other = s0;
   s1->bridge_off = na;
   s1->remote_off = 0;
+  s0->frees_other = s1->ghost;
+  s1->frees_other = s0->ghost;
   return s0;
 }
 
@@ -172,7 +177,9 @@ void skn_comm_release(skn_comm *c) {
   if (bridge) skn_comm_release(bridge);
   if (atomic_fetch_sub(&c->refs, 1) != 1) return;
   if (c == &skn_job_g.world || (c >= skn_job_g.self_comms && c < skn_job_g.self_comms + skn_job_g.size)) return;
+  skn_comm *other = c->frees_other ? c->other : NULL; /* nobody here holds it */
   comm_free(c);
+  comm_free(other);
 }
 
 /* Makes chunk `chunk` of d exist (zeroed, `bytes` long), growing the top level. Caller
