@@ -282,19 +282,6 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
   return ret;
 }
 
-static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_length, void *data,
-                              size_t length, const ucp_am_recv_param_t *param) {
-  skn_net_env env;
-  if (header_length != sizeof env || length != 0) {
-    skn_log("UCX transport: dropped a malformed ack (%zu bytes)", header_length);
-    return UCS_OK;
-  }
-  memcpy(&env, header, sizeof env);
-  atomic_fetch_add_explicit(&S.acks_received, 1, memory_order_relaxed);
-  S.events++;
-  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &env);
-  return UCS_OK;
-}
 
 static bool control_env(const void *header, size_t header_length, size_t length, skn_net_env *env) {
   if (header_length != sizeof *env || length != 0) {
@@ -307,6 +294,16 @@ static bool control_env(const void *header, size_t header_length, size_t length,
 }
 
 static int send_control(int proc, const skn_net_env *env, unsigned am);
+
+static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                              const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  skn_net_env env;
+  if (!control_env(header, header_length, length, &env)) return UCS_OK;
+  atomic_fetch_add_explicit(&S.acks_received, 1, memory_order_relaxed);
+  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &env);
+  return UCS_OK;
+}
 
 static ucs_status_t am_cancel_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                  const ucp_am_recv_param_t *param) {
@@ -424,28 +421,12 @@ int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t l
   return post_send(p, ep, r, buf, len, AM_MSG, false);
 }
 
-int skn_net_ack(const skn_net_env *env) {
-  int src = skn_net_proc_of(env->src_world);
-  if (src < 0) {
-    skn_log("UCX transport: ack to world rank %d, out of range", env->src_world);
+/* A header-only message (ack, cancel, its answer, the core's control) to process `proc`. */
+static int send_control(int proc, const skn_net_env *env, unsigned am) {
+  if (proc < 0 || proc >= S.pmi->nprocs) {
+    skn_log("UCX transport: control message to process %d of %d", proc, S.pmi->nprocs);
     return SKN_NET_INVAL;
   }
-  peer *p = &S.peers[src];
-  if (atomic_load(&p->failed)) return SKN_NET_ERR_PEER;
-  ucp_ep_h ep = get_ep(p);
-  if (!ep) return SKN_NET_ERR;
-  send_rec *r = rec_alloc();
-  r->env = *env;
-  r->done = NULL;
-  r->dst = src;
-  atomic_fetch_add_explicit(&S.acks_sent, 1, memory_order_relaxed);
-  int st = post_send(p, ep, r, NULL, 0, AM_ACK, false);
-  return st < 0 ? st : SKN_NET_OK;
-}
-
-/* A header-only control message (cancel, its answer) to process `proc`. */
-static int send_control(int proc, const skn_net_env *env, unsigned am) {
-  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
   peer *p = &S.peers[proc];
   if (atomic_load(&p->failed)) return SKN_NET_ERR_PEER;
   ucp_ep_h ep = get_ep(p);
@@ -456,6 +437,14 @@ static int send_control(int proc, const skn_net_env *env, unsigned am) {
   r->dst = proc;
   int st = post_send(p, ep, r, NULL, 0, am, false);
   return st < 0 ? st : SKN_NET_OK;
+}
+
+int skn_net_ack(const skn_net_env *env) {
+  /* counted before it can arrive: a count of the job never sees it delivered but not sent */
+  atomic_fetch_add_explicit(&S.acks_sent, 1, memory_order_relaxed);
+  int st = send_control(skn_net_proc_of(env->src_world), env, AM_ACK);
+  if (st < 0) atomic_fetch_sub_explicit(&S.acks_sent, 1, memory_order_relaxed);
+  return st;
 }
 
 int skn_net_cancel(const skn_net_env *env) { return send_control(skn_net_proc_of(env->dst_world), env, AM_CANCEL); }

@@ -1078,9 +1078,9 @@ static void nb_run_spanning(tctx *x, int kind, nb_args *my) {
   skn_comm *c = x->v->comm;
   const skn_topo *t = x->t;
   int rank = x->v->rank, indeg = in_degree(t, rank), outdeg = out_degree(t, rank);
-  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)(indeg ? indeg : 1));
+  skn_req *r = skn_xcoll_reqs(indeg);
   bool *posted = calloc((size_t)(indeg ? indeg : 1), sizeof(bool));
-  if (!r || !posted) skn_fatal("rank %d: %s: out of memory for %d receives", x->me->world_rank, x->fn, indeg);
+  if (!posted) skn_fatal("rank %d: %s: out of memory for %d receives", x->me->world_rank, x->fn, indeg);
   size_t cnt;
   const skn_dtype *bt;
   for (int k = 0; k < indeg; k++) {

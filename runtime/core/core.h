@@ -630,6 +630,11 @@ SKN_INTERNAL void skn_xcoll_send(skn_comm *c, int from, int to, int tag, const v
 SKN_INTERNAL void skn_xcoll_recv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, size_t count,
                                       const skn_dtype *t);
 SKN_INTERNAL void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t);
+/* n receive requests for skn_xcoll_recv_post (free them), waiting on all but `skip`
+ * (-1: all), and a temporary; out of memory ends the job (a collective cannot back out). */
+SKN_INTERNAL skn_req *skn_xcoll_reqs(int n);
+SKN_INTERNAL void skn_xcoll_wait_all(skn_req *r, int n, int skip);
+SKN_INTERNAL void *skn_xcoll_scratch(size_t bytes);
 SKN_INTERNAL void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a);
 SKN_INTERNAL void skn_xcoll_scatter(skn_comm *c, int rank, skn_coll_args *a);
@@ -657,6 +662,9 @@ SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn
                                           size_t hi, void *acc);
 /* inout = in op inout, count elements of a->st (a's operation). */
 SKN_INTERNAL void skn_coll_apply(const skn_coll_args *a, const void *in, void *inout, size_t count);
+/* parts[0] op ... op parts[n-1] (count elements each, `stride` bytes apart) in rank order,
+ * built right to left into the last part, which it returns. */
+SKN_INTERNAL char *skn_coll_reduce_in_order(const skn_coll_args *a, char *parts, size_t stride, int n, size_t count);
 /* Block j of an alltoall(v,w) layout: w variants (ts) give byte displacements and a type
  * per block, the others element displacements; *cnt and *bt describe the block. */
 SKN_INTERNAL char *skn_coll_a2a_block(const void *base, size_t count, const int *counts, const int *displs,

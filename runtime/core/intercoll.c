@@ -20,20 +20,8 @@
 static inline int local_b(const skn_comm *c, int j) { return c->bridge_off + j; }
 static inline int remote_b(const skn_comm *c, int j) { return c->remote_off + j; }
 
-static skn_req *reqs(int n) {
-  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)(n ? n : 1));
-  if (!r) skn_fatal("out of memory for an intercommunicator collective over %d ranks", n);
-  return r;
-}
-
 static void *room_for(size_t count, const skn_dtype *t, int copies) {
-  void *p = malloc(skn_coll_room(count, t) * (size_t)copies + 1);
-  if (!p) skn_fatal("out of memory for an intercommunicator reduction");
-  return p;
-}
-
-static void wait_n(skn_req *r, int n) {
-  for (int j = 0; j < n; j++) skn_req_wait(&r[j]);
+  return skn_xcoll_scratch(skn_coll_room(count, t) * (size_t)copies);
 }
 
 static void x_bcast(skn_comm *c, int rank, skn_coll_args *a) {
@@ -47,13 +35,13 @@ static void x_gather(skn_comm *c, int rank, skn_coll_args *a) {
   if (a->root >= 0) {
     skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, a->root), T_INTER, a->sbuf, a->scount, a->st);
   } else if (a->root == MPI_ROOT) {
-    skn_req *r = reqs(c->rsize);
+    skn_req *r = skn_xcoll_reqs(c->rsize);
     for (int j = 0; j < c->rsize; j++) {
       size_t off = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
       size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
       skn_xcoll_recv_post(&r[j], c->bridge, remote_b(c, j), T_INTER, skn_coll_at(a->rbuf, off, a->rt), cnt, a->rt);
     }
-    wait_n(r, c->rsize);
+    skn_xcoll_wait_all(r, c->rsize, -1);
     free(r);
   }
 }
@@ -71,7 +59,7 @@ static void x_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 }
 
 static void x_allgather(skn_comm *c, int rank, skn_coll_args *a) {
-  skn_req *r = reqs(c->rsize);
+  skn_req *r = skn_xcoll_reqs(c->rsize);
   for (int j = 0; j < c->rsize; j++) {
     size_t off = a->rdispls ? (size_t)a->rdispls[j] : (size_t)j * a->rcount;
     size_t cnt = a->rcounts ? (size_t)a->rcounts[j] : a->rcount;
@@ -79,12 +67,12 @@ static void x_allgather(skn_comm *c, int rank, skn_coll_args *a) {
   }
   for (int j = 0; j < c->rsize; j++)
     skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, a->sbuf, a->scount, a->st);
-  wait_n(r, c->rsize);
+  skn_xcoll_wait_all(r, c->rsize, -1);
   free(r);
 }
 
 static void x_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
-  skn_req *r = reqs(c->rsize);
+  skn_req *r = skn_xcoll_reqs(c->rsize);
   size_t cnt;
   const skn_dtype *t;
   for (int j = 0; j < c->rsize; j++) {
@@ -95,7 +83,7 @@ static void x_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
     char *src = skn_coll_a2a_block(a->sbuf, a->scount, a->scounts, a->sdispls, a->st, a->sts, j, &cnt, &t);
     skn_xcoll_send(c->bridge, local_b(c, rank), remote_b(c, j), T_INTER, src, cnt, t);
   }
-  wait_n(r, c->rsize);
+  skn_xcoll_wait_all(r, c->rsize, -1);
   free(r);
 }
 
@@ -107,14 +95,13 @@ static void group_reduce(skn_comm *c, int rank, const skn_coll_args *a, size_t c
   }
   size_t room = skn_coll_room(count, a->st);
   char *parts = room_for(count, a->st, c->size);
-  skn_req *r = reqs(c->size);
+  skn_req *r = skn_xcoll_reqs(c->size);
   for (int j = 1; j < c->size; j++)
     skn_xcoll_recv_post(&r[j], c->bridge, local_b(c, j), T_INTER, parts + (size_t)j * room, count, a->st);
   skn_dt_copy(parts, count, a->st, a->sbuf, count, a->st);
-  wait_n(r + 1, c->size - 1);
+  skn_xcoll_wait_all(r, c->size, 0);
   free(r);
-  char *last = parts + (size_t)(c->size - 1) * room;
-  for (int j = c->size - 2; j >= 0; j--) skn_coll_apply(a, parts + (size_t)j * room, last, count);
+  char *last = skn_coll_reduce_in_order(a, parts, room, c->size, count);
   skn_dt_copy(acc, count, a->st, last, count, a->st);
   free(parts);
 }

@@ -54,13 +54,17 @@ static void send_event_done(skn_req *r) {
   if (atomic_fetch_sub(&r->net_pending, 1) == 1) skn_req_complete(r);
 }
 
-static void on_send_done(void *arg, int status) {
-  (void)status; /* a failed peer ends the job (on_peer_failed) */
-  skn_req *r = arg;
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+static void send_finished(skn_req *r) {
   free(r->payload); /* the packed copy of a non-contiguous buffer, or NULL */
   r->payload = NULL;
   send_event_done(r);
+}
+
+/* UCX held the send (counted in R.in_flight when it said so). */
+static void on_send_done(void *arg, int status) {
+  (void)status; /* a failed peer ends the job (on_peer_failed) */
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  send_finished(arg);
 }
 
 /* Type signatures across processes: a message made of one class of basic elements (the
@@ -98,9 +102,11 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
       .cookie = (uintptr_t)r,
   };
   atomic_store(&r->net_pending, sync ? 2u : 1u);
-  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
-  if (rc == SKN_NET_OK) on_send_done(r, rc);
+  /* Counted only when UCX holds it (its callback may already have run: the count dips
+   * below zero for a moment, which reads as "in flight" too). */
+  if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  else if (rc == SKN_NET_OK) send_finished(r);
   else if (rc < 0) skn_fatal("rank %d: cannot send to rank %d in process %d", me->world_rank, m->peer->world_rank,
                              m->peer->proc);
   if (!sreq) skn_req_wait(r);
@@ -181,16 +187,19 @@ static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
   ack_if_sync(ne);
 }
 
-static void on_fetched(void *arg, int status) {
-  (void)status;
-  skn_req *r = arg;
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+static void fetch_finished(skn_req *r) {
   if (r->payload) { /* non-contiguous receive: unpack the bounce buffer */
     skn_dt_unpack(r->buf, r->dt, r->payload, r->bytes);
     free(r->payload);
     r->payload = NULL;
   }
   skn_req_complete(r);
+}
+
+static void on_fetched(void *arg, int status) {
+  (void)status;
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  fetch_finished(arg);
 }
 
 /* Starts fetching e's payload into r; r completes in on_fetched. Frees e. */
@@ -212,9 +221,9 @@ static void fetch_into(skn_req *r, remote_env *e) {
   skn_net_rndv *h = e->rndv;
   int src = e->net.src_world;
   envelope_free(e);
-  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   int rc = R.net->fetch(h, dst, n, on_fetched, r);
-  if (rc == SKN_NET_OK) on_fetched(r, rc);
+  if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  else if (rc == SKN_NET_OK) fetch_finished(r);
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
 }
 
@@ -383,7 +392,7 @@ static void finish_deadlock(void) {
 }
 
 static void report_stall(bool ended) {
-  if (atomic_load(&R.in_flight) != 0) return; /* a transfer will wake someone */
+  if (atomic_load(&R.in_flight) != 0) return; /* a transfer will wake someone (may dip below 0) */
   uint64_t sent, delivered;
   counts(&sent, &delivered);
   if (R.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);

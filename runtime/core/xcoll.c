@@ -46,14 +46,13 @@ void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, con
   skn_req_wait(&r);
 }
 
-/* Receive requests for every member but `rank` (slot rank unused). */
-static skn_req *recv_array(int n) {
-  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)n);
+skn_req *skn_xcoll_reqs(int n) {
+  skn_req *r = aligned_alloc(SKN_CACHELINE, sizeof(skn_req) * (size_t)(n > 0 ? n : 1));
   if (!r) skn_fatal("out of memory for a collective over %d ranks", n);
   return r;
 }
 
-static void wait_all(skn_req *r, int n, int skip) {
+void skn_xcoll_wait_all(skn_req *r, int n, int skip) {
   for (int j = 0; j < n; j++)
     if (j != skip) skn_req_wait(&r[j]);
 }
@@ -65,7 +64,7 @@ static inline int rep_of(const skn_xcomm *x, int p, int root) {
   return root >= 0 && p == x->proc_index[root] ? root : x->leaders[p];
 }
 
-static void *scratch(size_t bytes) {
+void *skn_xcoll_scratch(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   if (!p) skn_fatal("out of memory for a collective (%zu bytes)", bytes);
   return p;
@@ -123,10 +122,10 @@ void skn_coll_apply(const skn_coll_args *a, const void *in, void *inout, size_t 
 
 static void apply(const skn_coll_args *a, const void *in, void *inout) { skn_coll_apply(a, in, inout, a->scount); }
 
-/* Rank order: parts[0] op parts[1] op ... op parts[n-1], built right to left into
- * parts[n-1]. */
-static void reduce_in_order(const skn_coll_args *a, char *parts, size_t span, int n) {
-  for (int j = n - 2; j >= 0; j--) apply(a, parts + (size_t)j * span, parts + (size_t)(n - 1) * span);
+char *skn_coll_reduce_in_order(const skn_coll_args *a, char *parts, size_t stride, int n, size_t count) {
+  char *last = parts + (size_t)(n - 1) * stride;
+  for (int j = n - 2; j >= 0; j--) skn_coll_apply(a, parts + (size_t)j * stride, last, count);
+  return last;
 }
 
 /* Everything to the root, reduced there in rank order: non-commutative ops on
@@ -137,14 +136,14 @@ static void flat_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root)
     skn_xcoll_send(c, rank, root, T_REDUCE, input_of(a), a->scount, a->st);
     return;
   }
-  char *parts = scratch(span * (size_t)c->size);
-  skn_req *r = recv_array(c->size);
+  char *parts = skn_xcoll_scratch(span * (size_t)c->size);
+  skn_req *r = skn_xcoll_reqs(c->size);
   for (int j = 0; j < c->size; j++)
     if (j != rank) skn_xcoll_recv_post(&r[j], c, j, T_REDUCE, parts + (size_t)j * span, a->scount, a->st);
   skn_dt_copy(parts + (size_t)rank * span, a->scount, a->st, input_of(a), a->scount, a->st);
-  wait_all(r, c->size, rank);
+  skn_xcoll_wait_all(r, c->size, rank);
   free(r);
-  reduce_in_order(a, parts, span, c->size);
+  skn_coll_reduce_in_order(a, parts, span, c->size, a->scount);
   skn_dt_copy(a->rbuf, a->scount, a->st, parts + (size_t)(c->size - 1) * span, a->scount, a->st);
   free(parts);
 }
@@ -156,7 +155,7 @@ static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root,
   int n = x->nprocs, rp = x->proc_index[root];
   size_t span = skn_coll_room(a->scount, a->st); /* stride of the parts */
   if (!a->noncommute) {
-    void *tmp = scratch(span);
+    void *tmp = skn_xcoll_scratch(span);
     int v = (x->me - rp + n) % n;
     for (int mask = 1; mask < n; mask <<= 1) {
       if (v & mask) {
@@ -175,14 +174,14 @@ static void reps_reduce(skn_comm *c, int rank, const skn_coll_args *a, int root,
     skn_xcoll_send(c, rank, rep_of(x, rp, root), T_REDUCE, acc, a->scount, a->st);
     return;
   }
-  char *parts = scratch(span * (size_t)n);
-  skn_req *r = recv_array(n);
+  char *parts = skn_xcoll_scratch(span * (size_t)n);
+  skn_req *r = skn_xcoll_reqs(n);
   for (int p = 0; p < n; p++)
     if (p != rp) skn_xcoll_recv_post(&r[p], c, rep_of(x, p, root), T_REDUCE, parts + (size_t)p * span, a->scount, a->st);
   skn_dt_copy(parts + (size_t)rp * span, a->scount, a->st, acc, a->scount, a->st);
-  wait_all(r, n, rp);
+  skn_xcoll_wait_all(r, n, rp);
   free(r);
-  reduce_in_order(a, parts, span, n);
+  skn_coll_reduce_in_order(a, parts, span, n, a->scount);
   skn_dt_copy(acc, a->scount, a->st, parts + (size_t)(n - 1) * span, a->scount, a->st);
   free(parts);
 }
@@ -194,7 +193,7 @@ static void leaders_allreduce(skn_comm *c, int rank, const skn_coll_args *a, voi
   skn_xcomm *x = c->x;
   int n = x->nprocs;
   if (!a->noncommute && (n & (n - 1)) == 0) {
-    void *tmp = scratch(skn_coll_room(a->scount, a->st));
+    void *tmp = skn_xcoll_scratch(skn_coll_room(a->scount, a->st));
     for (int mask = 1; mask < n; mask <<= 1) {
       int partner = x->leaders[x->me ^ mask];
       skn_req r;
@@ -229,7 +228,7 @@ skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
   skn_coll_args la = *a;
   la.sbuf = input_of(a);
   la.root = local_rank(c, rep);
-  if (rank == rep && !all && rank != root) la.rbuf = tmp = scratch(skn_coll_room(a->scount, a->st));
+  if (rank == rep && !all && rank != root) la.rbuf = tmp = skn_xcoll_scratch(skn_coll_room(a->scount, a->st));
   skn_status st = skn_coll_reduce(x->local, local_rank(c, rank), &la, false);
   if (rank == rep) {
     if (all) leaders_allreduce(c, rank, a, la.rbuf);
@@ -256,7 +255,7 @@ skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   ra.sbuf = input_of(a);
   ra.scount = total;
   ra.root = 0;
-  ra.rbuf = rank == 0 ? scratch(skn_coll_room(total, a->st)) : NULL;
+  ra.rbuf = rank == 0 ? skn_xcoll_scratch(skn_coll_room(total, a->st)) : NULL;
   skn_status st = skn_xcoll_reduce(c, rank, &ra, false);
   if (rank != 0) {
     skn_xcoll_recv(c, 0, T_SCATTER, a->rbuf, mine, a->st);
@@ -276,7 +275,7 @@ skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 /* A chain in rank order: rank r gets the prefix of 0..r-1 from r-1. */
 skn_status skn_xcoll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive) {
   size_t span = skn_coll_room(a->scount, a->st); /* stride of the parts */
-  char *acc = scratch(span), *prefix = rank > 0 ? scratch(span) : NULL;
+  char *acc = skn_xcoll_scratch(span), *prefix = rank > 0 ? skn_xcoll_scratch(span) : NULL;
   skn_dt_copy(acc, a->scount, a->st, input_of(a), a->scount, a->st);
   if (rank > 0) {
     skn_xcoll_recv(c, rank - 1, T_SCAN, prefix, a->scount, a->st);
@@ -303,7 +302,7 @@ void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
     skn_xcoll_send(c, rank, a->root, T_GATHER, a->sbuf, a->scount, a->st);
     return;
   }
-  skn_req *r = recv_array(c->size);
+  skn_req *r = skn_xcoll_reqs(c->size);
   size_t cnt;
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
@@ -314,7 +313,7 @@ void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
     char *d = rblock(a, rank, &cnt);
     skn_dt_copy(d, cnt, a->rt, a->sbuf, a->scount, a->st);
   }
-  wait_all(r, c->size, rank);
+  skn_xcoll_wait_all(r, c->size, rank);
   free(r);
 }
 
@@ -337,7 +336,7 @@ void skn_xcoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 }
 
 void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
-  skn_req *r = recv_array(c->size);
+  skn_req *r = skn_xcoll_reqs(c->size);
   size_t cnt;
   for (int j = 0; j < c->size; j++)
     if (j != rank) {
@@ -350,12 +349,10 @@ void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
   const skn_dtype *st = a->sbuf == MPI_IN_PLACE ? a->rt : a->st;
   if (a->sbuf != MPI_IN_PLACE) skn_dt_copy(own, cnt, a->rt, a->sbuf, a->scount, a->st);
   for (int k = 1; k < c->size; k++) skn_xcoll_send(c, rank, (rank + k) % c->size, T_ALLGATHER, sbuf, scount, st);
-  wait_all(r, c->size, rank);
+  skn_xcoll_wait_all(r, c->size, rank);
   free(r);
 }
 
-/* Block j of an alltoall(v,w) layout: w variants give byte displacements and a type per
- * block, the others element displacements. */
 char *skn_coll_a2a_block(const void *base, size_t count, const int *counts, const int *displs, const skn_dtype *t,
                          const skn_dtype *const *ts, int j, size_t *cnt, const skn_dtype **bt) {
   *bt = ts ? ts[j] : t;
@@ -376,14 +373,14 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
       size_t end = (size_t)(b - (char *)a->rbuf) + skn_coll_span(cnt, t);
       if (end > span) span = end;
     }
-    copy = scratch(span);
+    copy = skn_xcoll_scratch(span);
     memcpy(copy, a->rbuf, span);
     sbase = copy;
   }
   const int *scounts = in_place ? a->rcounts : a->scounts, *sdispls = in_place ? a->rdispls : a->sdispls;
   const skn_dtype *st = in_place ? a->rt : a->st, *const *sts = in_place ? a->rts : a->sts;
   size_t scount = in_place ? a->rcount : a->scount;
-  skn_req *r = recv_array(c->size);
+  skn_req *r = skn_xcoll_reqs(c->size);
   size_t rc, sc;
   const skn_dtype *rt, *bt;
   for (int j = 0; j < c->size; j++)
@@ -399,7 +396,7 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
   char *d = skn_coll_a2a_block(a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rt, a->rts, rank, &rc, &rt);
   char *s = skn_coll_a2a_block(sbase, scount, scounts, sdispls, st, sts, rank, &sc, &bt);
   skn_dt_copy(d, rc, rt, s, sc, bt);
-  wait_all(r, c->size, rank);
+  skn_xcoll_wait_all(r, c->size, rank);
   free(r);
   free(copy);
   return SKN_OK;
