@@ -101,8 +101,13 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
       .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .sig = single_sig(m->dt), .bytes = bytes,
       .cookie = (uintptr_t)r,
   };
-  atomic_store(&r->net_pending, sync ? 2u : 1u);
+  /* published to the completion callbacks by the transport's lock */
+  atomic_store_explicit(&r->net_pending, sync ? 2u : 1u, memory_order_relaxed);
   int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
+  if (rc == SKN_NET_OK && !sreq && !sync) { /* the common blocking send: nothing waits */
+    free(r->payload);
+    return;
+  }
   /* Counted only when UCX holds it (its callback may already have run: the count dips
    * below zero for a moment, which reads as "in flight" too). */
   if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);

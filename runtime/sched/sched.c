@@ -50,7 +50,7 @@ static struct {
   _Atomic(int) stall_reporting;
   skn_spinlock adopt_lock;
   skn_unit *adopt_free;
-  _Atomic(int) pollers; /* loops calling the poll hook right now */
+  _Atomic(int) pollers; /* adopted threads in loops calling the poll hook right now */
 } S;
 
 __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
@@ -181,14 +181,24 @@ void skn_sched_wake(skn_unit *u) {
 static bool poll_hook(void) { return S.hooks.poll && S.hooks.poll(); }
 
 /* Spinning loops that call the poll hook are counted, so that the network's own thread
- * can stay asleep while one of them progresses (skn_sched_pollers). */
-static inline void pollers_enter(void) {
-  if (S.hooks.poll) atomic_fetch_add_explicit(&S.pollers, 1, memory_order_relaxed);
+ * can stay asleep while one of them progresses (skn_sched_pollers). A worker flags itself
+ * with plain stores (no locked instruction on a waiter's path); adopted threads (w NULL)
+ * share one atomic count. */
+static inline void pollers_enter(skn_worker *w) {
+  if (!S.hooks.poll) return;
+  if (w) atomic_store_explicit(&w->polling, 1, memory_order_relaxed);
+  else atomic_fetch_add_explicit(&S.pollers, 1, memory_order_relaxed);
 }
-static inline void pollers_leave(void) {
-  if (S.hooks.poll) atomic_fetch_sub_explicit(&S.pollers, 1, memory_order_relaxed);
+static inline void pollers_leave(skn_worker *w) {
+  if (!S.hooks.poll) return;
+  if (w) atomic_store_explicit(&w->polling, 0, memory_order_relaxed);
+  else atomic_fetch_sub_explicit(&S.pollers, 1, memory_order_relaxed);
 }
-int skn_sched_pollers(void) { return atomic_load_explicit(&S.pollers, memory_order_relaxed); }
+int skn_sched_pollers(void) {
+  int n = atomic_load_explicit(&S.pollers, memory_order_relaxed);
+  for (int i = 0; i < S.cfg.nworkers; i++) n += atomic_load_explicit(&S.workers[i].polling, memory_order_relaxed);
+  return n;
+}
 
 /* Returns whether the network had work: spinning loops then start their budget over, so
  * a waiter keeps driving a long transfer instead of leaving it to the progress thread. */
@@ -205,7 +215,7 @@ static void before_sleep(void) {
 /* Spins until notified or until `give_up` says other work exists. */
 static bool spin_for_notify(skn_unit *me, skn_worker *w) {
   bool notified = false;
-  pollers_enter();
+  pollers_enter(w);
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
     if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) {
       notified = true;
@@ -215,7 +225,7 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
     skn_cpu_relax();
   }
-  pollers_leave();
+  pollers_leave(w);
   return notified;
 }
 
@@ -238,7 +248,7 @@ static void wait_on_futex(skn_unit *me) {
 bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
   skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
   bool seen = false;
-  pollers_enter();
+  pollers_enter(w);
   for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) == value) {
       seen = true;
@@ -248,7 +258,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
     skn_cpu_relax();
   }
-  pollers_leave();
+  pollers_leave(w);
   return seen;
 }
 
@@ -306,13 +316,13 @@ static void free_unit_stack(skn_unit *u) {
 
 static void idle(skn_worker *w) {
   bool work = false;
-  pollers_enter();
+  pollers_enter(w);
   for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w);
     if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) i = 1;
     skn_cpu_relax();
   }
-  pollers_leave();
+  pollers_leave(w);
   if (work) return;
   atomic_store(&w->sleeping, 1);
   busy_down();

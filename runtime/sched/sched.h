@@ -42,6 +42,7 @@ typedef struct skn_worker {
   size_t stack_size;
   void *asan_fake_stack;
   void *tsan_fiber;
+  _Atomic(int) polling;      /* in a loop calling the poll hook; written by this worker only */
   _Atomic(struct skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
   _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
 } __attribute__((aligned(SKN_CACHELINE))) skn_worker;
