@@ -222,7 +222,10 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
+      i = -1u; /* the poll may have done it: look before pausing */
+      continue;
+    }
     skn_cpu_relax();
   }
   pollers_leave(w);
@@ -255,7 +258,10 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
       break;
     }
     if (w && skn_sched_worker_has_ready(w)) break;
-    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) i = 0;
+    if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
+      i = -1u; /* the poll may have done it: look before pausing */
+      continue;
+    }
     skn_cpu_relax();
   }
   pollers_leave(w);
@@ -319,7 +325,10 @@ static void idle(skn_worker *w) {
   pollers_enter(w);
   for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w);
-    if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) i = 1;
+    if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) {
+      i = 0; /* the poll may have readied a unit: look before pausing */
+      continue;
+    }
     skn_cpu_relax();
   }
   pollers_leave(w);
