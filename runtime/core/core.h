@@ -570,10 +570,13 @@ static inline void skn_p2p_set_result(skn_req *r, int src, int tag, size_t msg_b
   r->truncated = copied < msg_bytes;
   r->type_mismatch = !sig_ok;
 }
-/* An envelope from another process arrives for local rank dst: returns the posted
- * receive it matches (taken out of the queue), or queues env as unexpected and returns
- * NULL (env->filled must be 0 until its data is in place). */
-SKN_INTERNAL skn_req *skn_p2p_arrive(skn_rank *dst, skn_req *env);
+/* A message from another process (context, source rank, tag) arrives for local rank dst:
+ * returns the posted receive it matches (taken out of the queue), or else queues the
+ * envelope that make(arg) builds, under the queue's lock, and returns NULL. Most messages
+ * find their receive posted and need no envelope at all. An envelope's `filled` must be 0
+ * until its data is in place. */
+SKN_INTERNAL skn_req *skn_p2p_arrive(skn_rank *dst, int ctx, int src, int tag, skn_req *(*make)(void *arg),
+                                     void *arg);
 
 /* ================================================================ other processes
  * (core/remote.c): the transport to the job's other processes, loaded only when there

@@ -175,11 +175,12 @@ void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
 
 /* ------------------------------------------------------------------ receive */
 
-skn_req *skn_p2p_arrive(skn_rank *dst, skn_req *env) {
+skn_req *skn_p2p_arrive(skn_rank *dst, int ctx, int src, int tag, skn_req *(*make)(void *arg), void *arg) {
   skn_mq *mq = &dst->mq;
   skn_spin_lock(&mq->lock);
-  skn_req *r = take_posted(mq, env->ctx, env->src, env->tag);
+  skn_req *r = take_posted(mq, ctx, src, tag);
   if (!r) {
+    skn_req *env = make(arg);
     env->queued = true;
     if (envelope_buffered(env)) mq->buffered += envelope_charge(env);
     list_append(&mq->unexp, &mq->unexp_tail, env);

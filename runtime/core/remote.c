@@ -28,6 +28,9 @@
 /* Exit code of a process whose peer process was lost. */
 #define SKN_EXIT_PEER_LOST 71
 
+/* What arrives from another process: a contiguous run of bytes. */
+#define BYTES (&skn_dt_predefined[(unsigned)MPI_BYTE & 0xffffffu])
+
 /* A message from another process waiting in a matching queue. */
 typedef struct remote_env {
   skn_req req;       /* proto SKN_PROTO_NET_*, kind SEND, ctx/src/tag/bytes */
@@ -72,7 +75,7 @@ static void on_send_done(void *arg, int status) {
  * single class, neither being MPI_BYTE. Mixed signatures are not checked (0). */
 static uint32_t single_sig(const skn_dtype *t) { return t->nsig == 1 ? t->sig[0].code : 0; }
 
-static bool sig_ok(const skn_req *r, const skn_net_env *ne) {
+static inline __attribute__((always_inline)) bool sig_ok(const skn_req *r, const skn_net_env *ne) {
   uint32_t mine = single_sig(r->dt);
   return ne->bytes == 0 || r->count == 0 || !ne->sig || !mine || ne->sig == mine || ne->sig == SKN_SIG_BYTE ||
          mine == SKN_SIG_BYTE;
@@ -165,7 +168,7 @@ static remote_env *envelope_new(const skn_net_env *ne, uint8_t proto) {
   e->req.tag = ne->tag;
   e->req.bytes = ne->bytes;
   e->req.count = ne->bytes;
-  e->req.dt = &skn_dt_predefined[(unsigned)MPI_BYTE & 0xffffffu];
+  e->req.dt = BYTES;
   e->net = *ne;
   return e;
 }
@@ -185,10 +188,9 @@ static void ack_if_sync(const skn_net_env *ne) {
 static size_t receive_capacity(const skn_req *r) { return r->count * r->dt->size; }
 
 static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
-  size_t cap = receive_capacity(r), n = ne->bytes < cap ? ne->bytes : cap;
   bool ok = sig_ok(r, ne);
-  if (ok) skn_dt_unpack(r->buf, r->dt, data, n);
-  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, ok ? n : 0, ok);
+  size_t n = ok ? skn_dt_copy_inline(r->buf, r->count, r->dt, data, ne->bytes, BYTES) : 0;
+  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, n, ok);
   ack_if_sync(ne);
 }
 
@@ -207,43 +209,62 @@ static void on_fetched(void *arg, int status) {
   fetch_finished(arg);
 }
 
-/* Starts fetching e's payload into r; r completes in on_fetched. Frees e. */
-static void fetch_into(skn_req *r, remote_env *e) {
-  size_t cap = receive_capacity(r), n = e->net.bytes < cap ? e->net.bytes : cap;
-  bool ok = sig_ok(r, &e->net);
-  skn_p2p_set_result(r, e->net.src, e->net.tag, e->net.bytes, ok ? n : 0, ok);
-  ack_if_sync(&e->net);
+/* Starts fetching a rendezvous payload (envelope ne, transport handle h) into r; r
+ * completes in on_fetched. ne is not read once the fetch has started. */
+static void fetch_into(skn_req *r, const skn_net_env *ne, skn_net_rndv *h) {
+  size_t cap = receive_capacity(r), n = ne->bytes < cap ? ne->bytes : cap;
+  bool ok = sig_ok(r, ne);
+  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, ok ? n : 0, ok);
+  ack_if_sync(ne);
   if (!ok) { /* nothing is copied: the receive fails with MPI_ERR_TYPE */
-    R.net->discard(e->rndv);
-    envelope_free(e);
+    R.net->discard(h);
     skn_req_complete(r);
     return;
   }
+  int src = ne->src_world;
   void *dst = r->buf;
   r->payload = NULL;
   if (!r->dt->contig && n && !(dst = r->payload = malloc(n)))
-    skn_fatal("out of memory receiving %zu bytes from rank %d", n, e->net.src_world);
-  skn_net_rndv *h = e->rndv;
-  int src = e->net.src_world;
-  envelope_free(e);
+    skn_fatal("out of memory receiving %zu bytes from rank %d", n, src);
   int rc = R.net->fetch(h, dst, n, on_fetched, r);
   if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   else if (rc == SKN_NET_OK) fetch_finished(r);
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
 }
 
+/* What skn_p2p_arrive needs to build an envelope when no receive is posted. */
+typedef struct arrival {
+  const skn_net_env *ne;
+  skn_net_rndv *rndv; /* rendezvous: the transport's handle */
+  remote_env *made;
+} arrival;
+
+static skn_req *make_envelope(void *arg) {
+  arrival *a = arg;
+  remote_env *e = a->made = envelope_new(a->ne, a->rndv ? SKN_PROTO_NET_RNDV : SKN_PROTO_NET_EAGER);
+  if (a->rndv) {
+    e->rndv = a->rndv;
+    atomic_store_explicit(&e->req.filled, 1, memory_order_relaxed); /* published by the queue lock */
+  } /* eager: filled stays 0 until on_deliver has copied the data; a matcher waits */
+  return &e->req;
+}
+
+static skn_req *arrive(arrival *a) {
+  const skn_net_env *ne = a->ne;
+  return skn_p2p_arrive(local_rank(ne), ne->ctx, ne->src, ne->tag, make_envelope, a);
+}
+
 static void on_deliver(void *hctx, const skn_net_env *ne, const void *data, size_t len) {
   (void)hctx;
   (void)len; /* == ne->bytes, checked by the transport */
-  remote_env *e = envelope_new(ne, SKN_PROTO_NET_EAGER);
-  skn_req *r = skn_p2p_arrive(local_rank(ne), &e->req); /* filled == 0: a matcher waits */
+  arrival a = {.ne = ne};
+  skn_req *r = arrive(&a);
   if (r) {
-    e->req.next = (skn_req *)(void *)env_cache; /* we are the only taker: straight back */
-    env_cache = e;
     copy_in(r, ne, data);
     skn_req_complete(r);
     return;
   }
+  remote_env *e = a.made;
   void *payload = ne->bytes <= SKN_CELL_SIZE ? e->req.cell : malloc(ne->bytes);
   if (!payload) skn_fatal("out of memory for a %llu-byte message from rank %d", (unsigned long long)ne->bytes, ne->src_world);
   memcpy(payload, data, ne->bytes);
@@ -253,18 +274,17 @@ static void on_deliver(void *hctx, const skn_net_env *ne, const void *data, size
 
 static void on_deliver_rndv(void *hctx, const skn_net_env *ne, skn_net_rndv *h) {
   (void)hctx;
-  remote_env *e = envelope_new(ne, SKN_PROTO_NET_RNDV);
-  e->rndv = h;
-  atomic_store_explicit(&e->req.filled, 1, memory_order_relaxed); /* published by the queue lock */
-  skn_req *r = skn_p2p_arrive(local_rank(ne), &e->req);
-  if (r) fetch_into(r, e);
+  arrival a = {.ne = ne, .rndv = h};
+  skn_req *r = arrive(&a);
+  if (r) fetch_into(r, ne, h);
 }
 
 bool skn_remote_consume(skn_req *r, skn_req *env) {
   remote_env *e = (remote_env *)env;
   while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
   if (env->proto == SKN_PROTO_NET_RNDV) {
-    fetch_into(r, e);
+    fetch_into(r, &e->net, e->rndv);
+    envelope_free(e);
     return false;
   }
   copy_in(r, &e->net, env->payload);
