@@ -2,8 +2,10 @@
  * one endpoint per remote process (created on first send), envelopes as active-message
  * headers, eager data up to a threshold, UCX rendezvous into the receiver's final buffer
  * above it. Knows nothing of MPI, ranks' queues or the scheduler: the core receives
- * messages through hooks. Thread-safe: any thread may call any function; progress is
- * serialized by a try-lock (a second caller returns at once) and hooks run inside it. */
+ * messages through hooks. Thread-safe: any thread may call any function; one lock of the
+ * module's own serializes UCX (SERIALIZED mode), recursive for its holder so that hooks,
+ * which run inside progress, may send; progress only try-locks (a second caller returns
+ * at once). */
 #ifndef SKN_NET_H
 #define SKN_NET_H
 

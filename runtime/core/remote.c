@@ -462,17 +462,22 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
 
 bool skn_remote_poll(void) { return R.net->progress(); }
 
-/* Progresses while no worker does: while some unit spins in a waiting loop it calls the
- * transport itself, and this thread sleeps until a worker is about to sleep
- * (skn_remote_sleeping) or a short timeout (a spinning worker may switch to a computing
- * rank instead); otherwise it blocks on the transport's event fd. Waking this thread for
- * every message while a worker spins would cost each message a context switch. */
+/* Progresses while no worker does: while units spin in waiting loops they call the
+ * transport themselves, and this thread sleeps until a worker is about to sleep
+ * (skn_remote_sleeping) or a short timeout; it takes over only when no unit has entered a
+ * waiting loop for a whole timeout (all workers computing, say), and then blocks on the
+ * transport's event fd when there is nothing to do. Judging by one look at the timeout
+ * instead would catch a worker between two waits and take the transport from under it:
+ * over tcp the two contend for its lock, and this unbound thread takes a core from a
+ * worker (4 MiB ping-pong 5 % slower). Waking this thread for every message while a worker
+ * spins would cost each message a context switch. */
 static void *progress_main(void *unused) {
   (void)unused;
   struct pollfd fds[2] = {{.fd = R.wake_fd, .events = POLLIN}, {.fd = R.net->event_fd(), .events = POLLIN}};
+  uint64_t mark = 0;
   while (!atomic_load(&R.stopping)) {
     if (atomic_load(&D.declared)) finish_deadlock();
-    if (skn_sched_pollers() > 0) {
+    if (skn_sched_polled_since(&mark)) {
       poll(fds, 1, 2);
     } else if (R.net->progress()) {
       continue;
@@ -483,8 +488,10 @@ static void *progress_main(void *unused) {
       continue;
     }
     uint64_t n;
-    if (fds[0].revents & POLLIN && read(R.wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
-      skn_log("eventfd read: %s", strerror(errno));
+    if (fds[0].revents & POLLIN) { /* a worker is about to sleep: judge from now on */
+      if (read(R.wake_fd, &n, sizeof n) < 0 && errno != EAGAIN) skn_log("eventfd read: %s", strerror(errno));
+      skn_sched_polled_since(&mark);
+    }
   }
   return NULL;
 }

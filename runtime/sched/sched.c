@@ -180,24 +180,35 @@ void skn_sched_wake(skn_unit *u) {
 
 static bool poll_hook(void) { return S.hooks.poll && S.hooks.poll(); }
 
-/* Spinning loops that call the poll hook are counted, so that the network's own thread
- * can stay asleep while one of them progresses (skn_sched_pollers). A worker flags itself
- * with plain stores (no locked instruction on a waiter's path); adopted threads (w NULL)
- * share one atomic count. */
+/* Spinning loops that call the poll hook are tracked, so that the network's own thread
+ * can stay asleep while they progress (skn_sched_polled_since). A worker bumps its own
+ * sequence with plain stores (no locked instruction on a waiter's path); adopted threads
+ * (w NULL) share one atomic count and are seen only while they poll. */
+static inline void poll_seq_bump(skn_worker *w) {
+  atomic_store_explicit(&w->poll_seq, atomic_load_explicit(&w->poll_seq, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
 static inline void pollers_enter(skn_worker *w) {
   if (!S.hooks.poll) return;
-  if (w) atomic_store_explicit(&w->polling, 1, memory_order_relaxed);
+  if (w) poll_seq_bump(w);
   else atomic_fetch_add_explicit(&S.pollers, 1, memory_order_relaxed);
 }
 static inline void pollers_leave(skn_worker *w) {
   if (!S.hooks.poll) return;
-  if (w) atomic_store_explicit(&w->polling, 0, memory_order_relaxed);
+  if (w) poll_seq_bump(w);
   else atomic_fetch_sub_explicit(&S.pollers, 1, memory_order_relaxed);
 }
-int skn_sched_pollers(void) {
-  int n = atomic_load_explicit(&S.pollers, memory_order_relaxed);
-  for (int i = 0; i < S.cfg.nworkers; i++) n += atomic_load_explicit(&S.workers[i].polling, memory_order_relaxed);
-  return n;
+bool skn_sched_polled_since(uint64_t *mark) {
+  bool now = atomic_load_explicit(&S.pollers, memory_order_relaxed) > 0;
+  uint64_t sum = 0;
+  for (int i = 0; i < S.cfg.nworkers; i++) {
+    uint32_t seq = atomic_load_explicit(&S.workers[i].poll_seq, memory_order_relaxed);
+    now |= seq & 1;
+    sum += seq;
+  }
+  bool since = sum != *mark;
+  *mark = sum;
+  return now || since;
 }
 
 /* Returns whether the network had work: spinning loops then start their budget over, so

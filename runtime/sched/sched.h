@@ -42,7 +42,8 @@ typedef struct skn_worker {
   size_t stack_size;
   void *asan_fake_stack;
   void *tsan_fiber;
-  _Atomic(int) polling;      /* in a loop calling the poll hook; written by this worker only */
+  _Atomic(uint32_t) poll_seq; /* odd while in a loop calling the poll hook, bumped on entry
+                                 and exit; written by this worker only */
   _Atomic(struct skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
   _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
 } __attribute__((aligned(SKN_CACHELINE))) skn_worker;
@@ -126,8 +127,9 @@ static inline bool skn_sched_poll_word(skn_unit *me, _Atomic(uintptr_t) *word, u
   return skn_sched_poll_word_slow(me, word, value);
 }
 SKN_INTERNAL void skn_sched_wake(skn_unit *u);
-/* How many units are spinning in loops that call the poll hook (0 without a hook). */
-SKN_INTERNAL int skn_sched_pollers(void);
+/* Whether some unit is spinning in a loop that calls the poll hook, or has entered one
+ * since the call that set *mark (false without a hook); updates *mark. */
+SKN_INTERNAL bool skn_sched_polled_since(uint64_t *mark);
 
 SKN_INTERNAL void skn_sched_yield(void);
 /* Ends the calling ULT (its stack is dropped, nothing is unwound). */
