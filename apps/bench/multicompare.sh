@@ -31,7 +31,7 @@
 #             the last two: its defaults name InfiniBand transports and mlx devices only);
 #             allreduce and memory: --mca pml ob1 --mca btl self,vader, as apps/compare.sh
 #             and apps/memory.sh (its fastest shared-memory path on this machine)
-# About 6 minutes for -R 5 on 2 cores.
+# About 1-2 minutes for -R 7 on 2 cores.
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
