@@ -469,7 +469,7 @@ bool skn_remote_poll(void) { return R.net->progress(); }
  * transport's event fd when there is nothing to do. Judging by one look at the timeout
  * instead would catch a worker between two waits and take the transport from under it:
  * over tcp the two contend for its lock, and this unbound thread takes a core from a
- * worker (4 MiB ping-pong 5 % slower). Waking this thread for every message while a worker
+ * worker (4 MiB ping-pong over tcp, median of 15 interleaved runs: 4696 -> 5072 MB/s). Waking this thread for every message while a worker
  * spins would cost each message a context switch. */
 static void *progress_main(void *unused) {
   (void)unused;
