@@ -86,42 +86,26 @@ static int members_group(skn_rank *me, const char *fn, int n, skn_rank *const *m
   return group_new(me, fn, n, w, group);
 }
 
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
-  static const char fn[] = "MPI_Comm_group";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
-  if (!group) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "group=NULL");
+/* The implementations below are called by the entry points generated from
+ * runtime/binding/functions.txt (included at the end of this file), which have found the
+ * calling rank and checked every argument; each handle argument is followed by the object
+ * it names. */
+
+static int impl_Comm_group(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group *group) {
   return members_group(me, fn, v->comm->size, v->comm->members, group);
 }
-SKN_WEAK_ALIAS(Comm_group);
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
-  static const char fn[] = "MPI_Comm_remote_group";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+static int impl_Comm_remote_group(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group *group) {
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not an intercommunicator");
-  if (!group) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "group=NULL");
   return members_group(me, fn, v->comm->rsize, v->comm->rmembers, group);
 }
-SKN_WEAK_ALIAS(Comm_remote_group);
 
-int PMPI_Group_size(MPI_Group group, int *size) {
-  skn_rank *me = skn_api_self("MPI_Group_size");
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return group_error(me, "MPI_Group_size", group, "group");
-  if (!size) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_size", "size=NULL");
+static int impl_Group_size(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int *size) {
   *size = g->size;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Group_size);
 
-int PMPI_Group_rank(MPI_Group group, int *rank) {
-  skn_rank *me = skn_api_self("MPI_Group_rank");
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return group_error(me, "MPI_Group_rank", group, "group");
-  if (!rank) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_rank", "rank=NULL");
+static int impl_Group_rank(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int *rank) {
   *rank = MPI_UNDEFINED;
   for (int i = 0; i < g->size; i++)
     if (g->wranks[i] == me->world_rank) {
@@ -130,16 +114,9 @@ int PMPI_Group_rank(MPI_Group group, int *rank) {
     }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Group_rank);
 
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
-  static const char fn[] = "MPI_Group_translate_ranks";
-  skn_rank *me = skn_api_self(fn);
-  const skn_group *a = skn_api_group(me, group1), *b = skn_api_group(me, group2);
-  if (!a) return group_error(me, fn, group1, "group1");
-  if (!b) return group_error(me, fn, group2, "group2");
-  if (n < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d", n);
-  if (n > 0 && (!ranks1 || !ranks2)) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ranks array NULL");
+static int impl_Group_translate_ranks(skn_rank *me, const char *fn, MPI_Group group1, const skn_group *a, int n,
+                                      const int ranks1[], MPI_Group group2, const skn_group *b, int ranks2[]) {
   for (int i = 0; i < n; i++)
     if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= a->size))
       return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "ranks1[%d]=%d (group1 size %d)", i, ranks1[i],
@@ -157,15 +134,9 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
   free(pos);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Group_translate_ranks);
 
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
-  static const char fn[] = "MPI_Group_compare";
-  skn_rank *me = skn_api_self(fn);
-  const skn_group *a = skn_api_group(me, group1), *b = skn_api_group(me, group2);
-  if (!a) return group_error(me, fn, group1, "group1");
-  if (!b) return group_error(me, fn, group2, "group2");
-  if (!result) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "result=NULL");
+static int impl_Group_compare(skn_rank *me, const char *fn, MPI_Group group1, const skn_group *a, MPI_Group group2,
+                              const skn_group *b, int *result) {
   if (a->size != b->size) {
     *result = MPI_UNEQUAL;
     return MPI_SUCCESS;
@@ -185,18 +156,12 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
   free(pos);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Group_compare);
 
 /* ------------------------------------------------------------------ set operations */
 
 enum { OP_UNION, OP_INTERSECTION, OP_DIFFERENCE };
 
-static int set_op(const char *fn, int op, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-  skn_rank *me = skn_api_self(fn);
-  const skn_group *a = skn_api_group(me, group1), *b = skn_api_group(me, group2);
-  if (!a) return group_error(me, fn, group1, "group1");
-  if (!b) return group_error(me, fn, group2, "group2");
-  if (!newgroup) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newgroup=NULL");
+static int set_op(skn_rank *me, const char *fn, int op, const skn_group *a, const skn_group *b, MPI_Group *newgroup) {
   int *inb = positions(b), *w = alloc_ranks(a->size + b->size);
   if (!inb || !w) {
     free(inb);
@@ -223,20 +188,20 @@ static int set_op(const char *fn, int op, MPI_Group group1, MPI_Group group2, MP
   return group_new(me, fn, n, w, newgroup);
 }
 
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-  return set_op("MPI_Group_union", OP_UNION, group1, group2, newgroup);
+static int impl_Group_union(skn_rank *me, const char *fn, MPI_Group group1, const skn_group *a, MPI_Group group2,
+                            const skn_group *b, MPI_Group *newgroup) {
+  return set_op(me, fn, OP_UNION, a, b, newgroup);
 }
-SKN_WEAK_ALIAS(Group_union);
 
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-  return set_op("MPI_Group_intersection", OP_INTERSECTION, group1, group2, newgroup);
+static int impl_Group_intersection(skn_rank *me, const char *fn, MPI_Group group1, const skn_group *a,
+                                   MPI_Group group2, const skn_group *b, MPI_Group *newgroup) {
+  return set_op(me, fn, OP_INTERSECTION, a, b, newgroup);
 }
-SKN_WEAK_ALIAS(Group_intersection);
 
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-  return set_op("MPI_Group_difference", OP_DIFFERENCE, group1, group2, newgroup);
+static int impl_Group_difference(skn_rank *me, const char *fn, MPI_Group group1, const skn_group *a,
+                                 MPI_Group group2, const skn_group *b, MPI_Group *newgroup) {
+  return set_op(me, fn, OP_DIFFERENCE, a, b, newgroup);
 }
-SKN_WEAK_ALIAS(Group_difference);
 
 /* ------------------------------------------------------------------ subsets */
 
@@ -263,11 +228,9 @@ static int subset(skn_rank *me, const char *fn, const skn_group *g, int n, const
   return group_new(me, fn, m, w, newgroup);
 }
 
-/* Checks that the n ranks are valid and distinct. */
+/* Checks that the n (>= 0) ranks are valid and distinct. */
 static int check_ranks(skn_rank *me, const char *fn, const skn_group *g, int n, const int *ranks) {
-  if (n < 0 || n > g->size)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (group size %d)", n, g->size);
-  if (n > 0 && !ranks) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ranks=NULL");
+  if (n > g->size) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (group size %d)", n, g->size);
   bool *seen = calloc((size_t)(g->size ? g->size : 1), sizeof *seen);
   if (!seen) return nomem(me, fn);
   for (int i = 0; i < n; i++) {
@@ -284,31 +247,26 @@ static int check_ranks(skn_rank *me, const char *fn, const skn_group *g, int n, 
   return MPI_SUCCESS;
 }
 
-static int incl_excl(const char *fn, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup, bool incl) {
-  skn_rank *me = skn_api_self(fn);
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return group_error(me, fn, group, "group");
-  if (!newgroup) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newgroup=NULL");
+static int incl_excl(skn_rank *me, const char *fn, const skn_group *g, int n, const int ranks[], MPI_Group *newgroup,
+                     bool incl) {
   int rc = check_ranks(me, fn, g, n, ranks);
   if (rc != MPI_SUCCESS) return rc;
   return subset(me, fn, g, n, ranks, incl, newgroup);
 }
 
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-  return incl_excl("MPI_Group_incl", group, n, ranks, newgroup, true);
+static int impl_Group_incl(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int n,
+                           const int ranks[], MPI_Group *newgroup) {
+  return incl_excl(me, fn, g, n, ranks, newgroup, true);
 }
-SKN_WEAK_ALIAS(Group_incl);
 
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-  return incl_excl("MPI_Group_excl", group, n, ranks, newgroup, false);
+static int impl_Group_excl(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int n,
+                           const int ranks[], MPI_Group *newgroup) {
+  return incl_excl(me, fn, g, n, ranks, newgroup, false);
 }
-SKN_WEAK_ALIAS(Group_excl);
 
-/* Expands (first, last, stride) triplets into the list of ranks they name. */
+/* Expands n (>= 0) (first, last, stride) triplets into the list of ranks they name. */
 static int expand_ranges(skn_rank *me, const char *fn, const skn_group *g, int n, int ranges[][3], int **out,
                          int *count) {
-  if (n < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d", n);
-  if (n > 0 && !ranges) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ranges=NULL");
   long long total = 0;
   for (int i = 0; i < n; i++) {
     int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
@@ -333,11 +291,8 @@ static int expand_ranges(skn_rank *me, const char *fn, const skn_group *g, int n
   return MPI_SUCCESS;
 }
 
-static int range_incl_excl(const char *fn, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup, bool incl) {
-  skn_rank *me = skn_api_self(fn);
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return group_error(me, fn, group, "group");
-  if (!newgroup) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newgroup=NULL");
+static int range_incl_excl(skn_rank *me, const char *fn, const skn_group *g, int n, int ranges[][3],
+                           MPI_Group *newgroup, bool incl) {
   int *sel = NULL, m = 0;
   int rc = expand_ranges(me, fn, g, n, ranges, &sel, &m);
   if (rc != MPI_SUCCESS) return rc;
@@ -347,20 +302,17 @@ static int range_incl_excl(const char *fn, MPI_Group group, int n, int ranges[][
   return rc;
 }
 
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-  return range_incl_excl("MPI_Group_range_incl", group, n, ranges, newgroup, true);
+static int impl_Group_range_incl(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int n,
+                                 int ranges[][3], MPI_Group *newgroup) {
+  return range_incl_excl(me, fn, g, n, ranges, newgroup, true);
 }
-SKN_WEAK_ALIAS(Group_range_incl);
 
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-  return range_incl_excl("MPI_Group_range_excl", group, n, ranges, newgroup, false);
+static int impl_Group_range_excl(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int n,
+                                 int ranges[][3], MPI_Group *newgroup) {
+  return range_incl_excl(me, fn, g, n, ranges, newgroup, false);
 }
-SKN_WEAK_ALIAS(Group_range_excl);
 
-int PMPI_Group_free(MPI_Group *group) {
-  static const char fn[] = "MPI_Group_free";
-  skn_rank *me = skn_api_self(fn);
-  if (!group) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "group=NULL");
+static int impl_Group_free(skn_rank *me, const char *fn, MPI_Group *group) {
   unsigned idx = (unsigned)*group & 0xffffffu;
   if (*group == MPI_GROUP_EMPTY) { /* predefined: the handle goes, the group stays (as in MPICH) */
     *group = MPI_GROUP_NULL;
@@ -379,7 +331,8 @@ int PMPI_Group_free(MPI_Group *group) {
   *group = MPI_GROUP_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Group_free);
+
+#include "entries_group.h"
 
 /* ------------------------------------------------------------------ Comm_create_group rendezvous
  * One entry per (parent context, tag, member list) instance in a process-wide FIFO list.

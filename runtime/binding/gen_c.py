@@ -4,7 +4,9 @@
   gen_c.py functions.txt mpi.h.in mpi.h       mpi.h: the template with every prototype
                                               (MPI_X and its PMPI_X twin) spliced in at
                                               the line @SKN_MPI_FUNCTIONS@
-  gen_c.py functions.txt --names names.h      a table of every function's name, for tools
+  gen_c.py functions.txt --entries=FILE out.h the entry points of the functions described
+                                              with entry=FILE, for runtime/api/FILE.c to
+                                              include after its impl_ functions
 """
 import os
 import sys
@@ -25,6 +27,56 @@ def prototypes(funcs):
     return '\n'.join(out).lstrip('\n')
 
 
+# How an entry point checks a handle argument: the lookup that turns it into the object
+# the implementation gets (NULL: not a valid handle of the calling rank), that object's
+# C type and name suffix, and the error class of a bad handle.
+HANDLE_CHECKS = {
+    'COMM': ('skn_api_comm(me, {a})', 'skn_comm_view *', '_v', 'MPI_ERR_COMM', 'communicator'),
+    'GROUP': ('skn_api_group(me, {a})', 'const skn_group *', '_g', 'MPI_ERR_GROUP', 'group'),
+    'DATATYPE': ('skn_api_dtype(me, {a})', 'const skn_dtype *', '_t', 'MPI_ERR_TYPE', 'datatype'),
+}
+# Pointers the standard lets the caller pass as sentinels rather than real storage.
+NOT_NULL_CHECKED = {'STATUS', 'BUFFER', 'LOCATION', 'ATTRVAL', 'EXTRA_STATE', 'ARGV'}
+
+
+def entry(f):
+    """PMPI_X: find the rank, check each argument in order, call impl_X."""
+    fn = f'MPI_{f.short}'
+    comm = next((a.name for a in f.args if a.kind == 'COMM' and a.direction == 'in' and not a.array), None)
+    err_comm = comm or 'MPI_COMM_WORLD'
+    body = [f'static const char fn[] = "{fn}";', 'skn_rank *me = skn_api_self(fn);']
+    call = ['me', 'fn']
+
+    def fail(cls, fmt, *vals):
+        args = ''.join(', ' + v for v in vals)
+        return f'return skn_api_error(me, {err_comm}, {cls}, fn, "{fmt}"{args});'
+
+    for a in f.args:
+        call.append(a.name)
+        if a.nocheck:
+            continue
+        if a.kind in HANDLE_CHECKS and a.direction == 'in' and not a.array:
+            lookup, ctype, suffix, cls, what = HANDLE_CHECKS[a.kind]
+            obj = a.name + suffix
+            body.append(f'{ctype}{obj} = {lookup.format(a=a.name)};')
+            body.append(f'if (SKN_UNLIKELY(!{obj})) ' +
+                        fail(cls, f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}'))
+            call.append(obj)
+        elif a.kind in HANDLE_CHECKS and a.direction == 'in':
+            raise SystemExit(f'{fn}: arrays of handles are not checked by the generator yet ({a.name})')
+        elif a.array:
+            if a.length:
+                body.append(f'if (SKN_UNLIKELY({a.length} > 0 && !{a.name})) '
+                            + fail('MPI_ERR_ARG', f'{a.name}=NULL with {a.length}=%d', a.length))
+        elif a.direction in ('out', 'inout') and a.kind not in NOT_NULL_CHECKED:
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail('MPI_ERR_ARG', f'{a.name}=NULL'))
+        elif a.kind == 'COUNT' and a.direction == 'in':
+            body.append(f'if (SKN_UNLIKELY({a.name} < 0)) ' + fail('MPI_ERR_' + (a.err or 'COUNT'), f'{a.name}=%d', a.name))
+    body.append(f'return impl_{f.short}({", ".join(call)});')
+    lines = [f'{f.ret} PMPI_{f.short}({f.c_params()}) {{'] + ['  ' + b for b in body] + ['}', f'SKN_WEAK_ALIAS({f.short});', '']
+    return '\n'.join(lines)
+
+
 def write_if_changed(path, text):
     """Leaves an unchanged output alone so that nothing depending on it rebuilds."""
     try:
@@ -43,9 +95,14 @@ def main(argv):
     if len(argv) != 4:
         sys.exit(__doc__)
     funcs = mpibind.load(argv[1])
-    if argv[2] == '--names':
-        text = '/* Generated from runtime/binding/functions.txt by gen_c.py. */\n' + \
-               ''.join(f'SKN_FUNCTION({f.short})\n' for f in funcs)
+    if argv[2] == '--entries':
+        sys.exit(__doc__)
+    if argv[2].startswith('--entries='):
+        which = argv[2].split('=', 1)[1]
+        mine = [f for f in funcs if f.entry == which]
+        text = (f'/* Generated from runtime/binding/functions.txt by gen_c.py: the entry points of\n'
+                f' * runtime/api/{which}.c. Not a header to include anywhere else. */\n\n' +
+                '\n'.join(entry(f) for f in mine))
     else:
         with open(argv[2]) as f:
             template = f.read()

@@ -4,14 +4,21 @@ Every binding is generated from it: the C prototypes of mpi.h (gen_c.py), and th
 Fortran bindings. The format, one function per block:
 
     # a comment, or a section title ("# point-to-point") that groups what follows
-    MPI_Name [-> rettype]          return type int unless given
-        argname  KIND  DIR  [array[:DIMS]]  [noconst]  [ctype="C type"]
+    MPI_Name [-> rettype] [entry=FILE]
+        argname  KIND  DIR  [array[:DIMS]] [len=ARG] [noconst] [err=CLASS] [nocheck] [ctype="C type"]
 
 KIND says what the argument is (the C type follows from it, see KINDS; a FUNCTION kind
 names its callback type, FUNCTION:MPI_User_function). DIR is in, out or inout: an out or
 inout scalar is passed by pointer. `array` makes it an array (C `T name[]`; DIMS adds
 trailing fixed dimensions, as in `array:[3]`); an in array is `const` unless `noconst`.
 `ctype` overrides the derived C type for the rare argument no kind describes.
+
+`entry=FILE` has the entry point generated (gen_c.py --entries FILE): PMPI_Name finds the
+calling rank, checks every argument as its kind says (see gen_c.py; `nocheck` skips one,
+`err=ARG` reports a bad COUNT as MPI_ERR_ARG instead of MPI_ERR_COUNT, `len=n` makes a NULL
+array an error when n > 0) and calls `impl_Name(me, fn, args...)` of runtime/api/FILE.c, in
+which each handle argument is followed by the object it names. Without it, PMPI_Name is
+written by hand.
 """
 import re
 from dataclasses import dataclass, field
@@ -44,6 +51,9 @@ class Arg:
     noconst: bool = False
     function_type: str = ''      # for FUNCTION: the callback typedef
     explicit_ctype: str = ''     # for CTYPE
+    length: str = ''             # len=: the argument giving an array's length
+    err: str = ''                # err=: the error class of a bad value, when not the kind's
+    nocheck: bool = False
 
     @property
     def ctype(self) -> str:
@@ -76,6 +86,7 @@ class Function:
     name: str                    # MPI_Send
     ret: str = 'int'
     section: str = ''
+    entry: str = ''              # the api/ file whose impl_ it calls, when generated
     args: List[Arg] = field(default_factory=list)
 
     @property
@@ -102,13 +113,13 @@ def load(path) -> List[Function]:
                     section = title
                 continue
             if not line[0].isspace():
-                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*(.+?))?\s*$', line)
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?\s*$', line)
                 if not m:
-                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type]"')
+                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file]"')
                 if m.group(1) in seen:
                     raise SyntaxError(f'{where}: {m.group(1)} described twice')
                 seen.add(m.group(1))
-                cur = Function(m.group(1), m.group(2) or 'int', section)
+                cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '')
                 funcs.append(cur)
                 continue
             m = _ARG.match(line)
@@ -127,6 +138,12 @@ def load(path) -> List[Function]:
                     arg.array, arg.dims = True, opt[6:]
                 elif opt == 'noconst':
                     arg.noconst = True
+                elif opt == 'nocheck':
+                    arg.nocheck = True
+                elif opt.startswith('len='):
+                    arg.length = opt[4:]
+                elif opt.startswith('err='):
+                    arg.err = opt[4:]
                 elif opt.startswith('ctype='):
                     arg.explicit_ctype = opt[7:-1]
                 else:

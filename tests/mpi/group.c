@@ -330,6 +330,11 @@ int main(int argc, char **argv) {
   expect_class(MPI_Group_translate_ranks(world, -1, bad, world, tmp), MPI_ERR_ARG, "Group_translate_ranks(n = -1)");
   int zero_stride[1][3] = {{0, 0, 0}};
   expect_class(MPI_Group_range_incl(world, 1, zero_stride, &g), MPI_ERR_ARG, "Group_range_incl(stride 0)");
+  expect_class(MPI_Group_range_excl(world, -1, zero_stride, &g), MPI_ERR_ARG, "Group_range_excl(n = -1)");
+  expect_class(MPI_Group_size(world, NULL), MPI_ERR_ARG, "Group_size(size = NULL)");
+  expect_class(MPI_Group_translate_ranks(world, 1, NULL, world, tmp), MPI_ERR_ARG,
+               "Group_translate_ranks(ranks1 = NULL)");
+  expect_class(MPI_Comm_remote_group(MPI_COMM_WORLD, &g), MPI_ERR_COMM, "Comm_remote_group(intracommunicator)");
   expect_class(MPI_Comm_group(MPI_COMM_NULL, &g), MPI_ERR_COMM, "Comm_group(MPI_COMM_NULL)");
   expect_class(MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_NULL, &c), MPI_ERR_GROUP, "Comm_create(MPI_GROUP_NULL)");
   expect_class(MPI_Comm_create_group(MPI_COMM_WORLD, world, -5, &c), MPI_ERR_TAG, "Comm_create_group(tag -5)");
