@@ -46,12 +46,12 @@ static void fetched(void *arg, int status) {
   if (status != SKN_NET_OK) die("fetch failed");
   received++;
 }
-static void on_deliver(void *c, const skn_net_env *env, const void *data, size_t len) {
+static void on_deliver(void *c, const skn_net_data_hdr *env, const void *data, size_t len) {
   if (len > rbuf_size) die("message larger than the buffer");
   memcpy(rbuf, data, len);
   received++;
 }
-static void on_rndv(void *c, const skn_net_env *env, skn_net_rndv *h) {
+static void on_rndv(void *c, const skn_net_data_hdr *env, skn_net_rndv *h) {
   int rc = skn_net_fetch(h, rbuf, env->bytes, fetched, NULL);
   if (rc == SKN_NET_OK) received++;
   else if (rc != SKN_NET_INPROGRESS) die("fetch");
@@ -63,7 +63,7 @@ static void send_done(void *arg, int status) {
 
 static void send_to_peer(const void *buf, size_t n, int tag) {
   int peer = 1 - pi.proc;
-  skn_net_env env = {.src = pi.proc, .src_world = pi.first_rank, .dst_world = peer, .tag = tag};
+  skn_net_data_hdr env = {.src = pi.proc, .src_world = pi.first_rank, .dst_world = peer, .tag = tag};
   exp_sent++;
   int rc = skn_net_send(peer, &env, buf, n, send_done, NULL);
   if (rc == SKN_NET_OK) sent++;

@@ -38,7 +38,7 @@ typedef struct blob_head {
 /* A message that arrived ahead of its sequence number. */
 typedef struct held_msg {
   struct held_msg *next;
-  skn_net_env env;
+  skn_net_data_hdr hdr;
   bool rndv;
   bool ucx_owned; /* data is a UCX descriptor (release with ucp_am_data_release) */
   void *data;     /* eager payload, or the rendezvous descriptor */
@@ -59,10 +59,16 @@ typedef struct peer {
   struct send_rec *deferred; /* send side reordering for tests (SKEIN_NET_TEST_SWAP) */
 } peer;
 
-/* A send in flight: the envelope must stay valid until UCX completes the operation. */
+/* A send in flight: the header must stay valid until UCX completes the operation. */
 typedef struct send_rec {
   struct send_rec *next; /* free list */
-  skn_net_env env;
+  union {
+    skn_net_data_hdr data;
+    skn_net_ack_hdr ack;
+    skn_net_cancel_hdr cancel;
+    skn_net_ctrl_hdr ctrl;
+  } hdr;
+  size_t hlen;
   skn_net_done_fn done;
   void *arg;
   const void *buf;     /* only for deferred (swap test) sends */
@@ -72,7 +78,7 @@ typedef struct send_rec {
 
 struct skn_net_rndv {
   void *desc;
-  skn_net_env env;
+  skn_net_data_hdr hdr;
   int src_proc;
   /* fetch in flight */
   skn_net_done_fn done;
@@ -236,34 +242,34 @@ static ucp_ep_h get_ep(peer *p) {
 
 /* ---------------------------------------------------------------- receive side */
 
-static void deliver_eager(const skn_net_env *env, const void *data, size_t len) {
+static void deliver_eager(const skn_net_data_hdr *hdr, const void *data, size_t len) {
   bump(&S.delivered_eager, 1);
   S.events++;
-  S.hooks.deliver(S.hooks.hctx, env, data, len);
+  S.hooks.deliver(S.hooks.hctx, hdr, data, len);
 }
 
-static void deliver_rndv(const skn_net_env *env, void *desc, int src_proc) {
+static void deliver_rndv(const skn_net_data_hdr *hdr, void *desc, int src_proc) {
   skn_net_rndv *h = malloc(sizeof *h);
   if (!h) skn_fatal("UCX transport: out of memory");
-  *h = (skn_net_rndv){.desc = desc, .env = *env, .src_proc = src_proc};
+  *h = (skn_net_rndv){.desc = desc, .hdr = *hdr, .src_proc = src_proc};
   bump(&S.delivered_rndv, 1);
   S.events++;
-  S.hooks.deliver_rndv(S.hooks.hctx, &h->env, h);
+  S.hooks.deliver_rndv(S.hooks.hctx, &h->hdr, h);
 }
 
 /* Delivers the held messages that have become next in their stream. */
 static void drain_held(peer *p) {
   for (;;) {
     held_msg **pp = &p->held;
-    while (*pp && (*pp)->env.seq != p->recv_next) pp = &(*pp)->next;
+    while (*pp && (*pp)->hdr.seq != p->recv_next) pp = &(*pp)->next;
     held_msg *m = *pp;
     if (!m) return;
     *pp = m->next;
     p->recv_next++;
     if (m->rndv) {
-      deliver_rndv(&m->env, m->data, p->proc);
+      deliver_rndv(&m->hdr, m->data, p->proc);
     } else {
-      deliver_eager(&m->env, m->data, m->len);
+      deliver_eager(&m->hdr, m->data, m->len);
       if (m->ucx_owned) ucp_am_data_release(S.worker, m->data);
       else free(m->data);
     }
@@ -273,7 +279,7 @@ static void drain_held(peer *p) {
 
 static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_length, void *data,
                               size_t length, const ucp_am_recv_param_t *param) {
-  skn_net_env env;
+  skn_net_data_hdr env;
   bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
   int src = -1;
   if (header_length == sizeof env) {
@@ -298,7 +304,7 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
   /* Ahead of its turn: keep it (the descriptor if UCX lets us, else a copy). */
   held_msg *m = malloc(sizeof *m);
   if (!m) skn_fatal("UCX transport: out of memory");
-  *m = (held_msg){.env = env, .rndv = rndv, .len = length, .data = data};
+  *m = (held_msg){.hdr = env, .rndv = rndv, .len = length, .data = data};
   ucs_status_t ret = UCS_INPROGRESS;
   if (!rndv) {
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
@@ -317,54 +323,54 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
 }
 
 
-static bool control_env(const void *header, size_t header_length, size_t length, skn_net_env *env) {
-  if (header_length != sizeof *env || length != 0) {
+/* A header-only message of `size` header bytes. */
+static bool control_hdr(const void *header, size_t header_length, size_t length, void *out, size_t size) {
+  if (header_length != size || length != 0) {
     skn_log("UCX transport: dropped a malformed control message (%zu bytes)", header_length);
     return false;
   }
-  memcpy(env, header, sizeof *env);
+  memcpy(out, header, size);
   S.events++;
   return true;
 }
 
-static int send_control(int proc, const skn_net_env *env, unsigned am);
+static int send_control(int proc, unsigned am, const void *hdr, size_t hlen);
 
 static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                               const ucp_am_recv_param_t *param) {
   (void)arg, (void)data, (void)param;
-  skn_net_env env;
-  if (!control_env(header, header_length, length, &env)) return UCS_OK;
+  skn_net_ack_hdr h;
+  if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
   bump(&S.acks_received, 1);
-  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &env);
+  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &h);
   return UCS_OK;
 }
 
 static ucs_status_t am_cancel_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                  const ucp_am_recv_param_t *param) {
   (void)arg, (void)data, (void)param;
-  skn_net_env env;
-  if (!control_env(header, header_length, length, &env)) return UCS_OK;
-  if (S.hooks.withdraw && S.hooks.withdraw(S.hooks.hctx, &env)) env.flags |= SKN_NET_CANCELLED;
-  else env.flags &= ~(uint32_t)SKN_NET_CANCELLED;
-  if (send_control(skn_net_proc_of(env.src_world), &env, AM_CANCEL_ANSWER) < 0)
-    skn_log("UCX transport: cannot answer a cancel from rank %d", env.src_world);
+  skn_net_cancel_hdr h;
+  if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
+  h.cancelled = S.hooks.withdraw && S.hooks.withdraw(S.hooks.hctx, &h);
+  if (send_control(skn_net_proc_of(h.src_world), AM_CANCEL_ANSWER, &h, sizeof h) < 0)
+    skn_log("UCX transport: cannot answer a cancel from rank %d", h.src_world);
   return UCS_OK;
 }
 
 static ucs_status_t am_cancel_answer_cb(void *arg, const void *header, size_t header_length, void *data,
                                         size_t length, const ucp_am_recv_param_t *param) {
   (void)arg, (void)data, (void)param;
-  skn_net_env env;
-  if (!control_env(header, header_length, length, &env)) return UCS_OK;
-  if (S.hooks.cancel_done) S.hooks.cancel_done(S.hooks.hctx, &env, env.flags & SKN_NET_CANCELLED);
+  skn_net_cancel_hdr h;
+  if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
+  if (S.hooks.cancel_done) S.hooks.cancel_done(S.hooks.hctx, &h);
   return UCS_OK;
 }
 
 static ucs_status_t am_control_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                   const ucp_am_recv_param_t *param) {
   (void)arg, (void)data, (void)param;
-  skn_net_env env;
-  if (control_env(header, header_length, length, &env) && S.hooks.control) S.hooks.control(S.hooks.hctx, &env);
+  skn_net_ctrl_hdr h;
+  if (control_hdr(header, header_length, length, &h, sizeof h) && S.hooks.control) S.hooks.control(S.hooks.hctx, &h);
   return UCS_OK;
 }
 
@@ -388,17 +394,17 @@ static int send_failed(peer *p, ucs_status_ptr_t sp) {
   return st;
 }
 
-/* The common case, an eager message UCX can send inline at once: the envelope may live on
+/* The common case, an eager message UCX can send inline at once: the header may live on
  * the caller's stack, and neither a record nor a callback is needed. SKN_NET_INPROGRESS:
  * UCX cannot (no room, or not inline): send it with a record instead. */
-static int send_now(peer *p, ucp_ep_h ep, unsigned am, const skn_net_env *env, const void *buf,
+static int send_now(peer *p, ucp_ep_h ep, unsigned am, const void *hdr, size_t hlen, const void *buf,
                     size_t len) {
   if (len > S.rndv_threshold || SKN_UNLIKELY(S.test_swap)) return SKN_NET_INPROGRESS;
   ucp_request_param_t param = {
       .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
       .flags = UCP_AM_SEND_FLAG_EAGER,
   };
-  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, env, sizeof *env, buf, len, &param);
+  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, hdr, hlen, buf, len, &param);
   if (SKN_LIKELY(sp == NULL)) return SKN_NET_OK;
   return UCS_PTR_STATUS(sp) == UCS_ERR_NO_RESOURCE ? SKN_NET_INPROGRESS : send_failed(p, sp);
 }
@@ -416,7 +422,7 @@ static int post_send(peer *p, ucp_ep_h ep, send_rec *r, const void *buf, size_t 
       .flags = am == AM_ACK || len <= S.rndv_threshold ? UCP_AM_SEND_FLAG_EAGER
                                                         : UCP_AM_SEND_FLAG_RNDV,
   };
-  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, &r->env, sizeof r->env, buf, len, &param);
+  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, &r->hdr, r->hlen, buf, len, &param);
   if (sp == NULL) {
     rec_free(r);
     return SKN_NET_OK;
@@ -439,19 +445,20 @@ static void flush_deferred(peer *p) {
 }
 
 /* Under the lock. */
-static int send_msg(int dst_proc, const skn_net_env *env, const void *buf, size_t len,
+static int send_msg(int dst_proc, const skn_net_data_hdr *env, const void *buf, size_t len,
                     skn_net_done_fn done, void *arg) {
   peer *p = &S.peers[dst_proc];
   ucp_ep_h ep = get_ep(p);
   if (!ep) return SKN_NET_ERR;
   bump(len > S.rndv_threshold ? &S.sent_rndv : &S.sent_eager, 1);
-  skn_net_env e = *env;
+  skn_net_data_hdr e = *env;
   e.bytes = len;
   e.seq = p->send_seq++;
-  int st = send_now(p, ep, AM_MSG, &e, buf, len);
+  int st = send_now(p, ep, AM_MSG, &e, sizeof e, buf, len);
   if (st != SKN_NET_INPROGRESS) return st;
   send_rec *r = rec_alloc();
-  r->env = e;
+  r->hdr.data = e;
+  r->hlen = sizeof e;
   r->done = done;
   r->arg = arg;
   r->dst = dst_proc;
@@ -468,7 +475,7 @@ static int send_msg(int dst_proc, const skn_net_env *env, const void *buf, size_
   return post_send(p, ep, r, buf, len, AM_MSG, false);
 }
 
-int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t len,
+int skn_net_send(int dst_proc, const skn_net_data_hdr *env, const void *buf, size_t len,
                  skn_net_done_fn done, void *arg) {
   if (dst_proc < 0 || dst_proc >= S.pmi->nprocs) {
     skn_log("UCX transport: send to process %d of %d", dst_proc, S.pmi->nprocs);
@@ -484,7 +491,7 @@ int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t l
 
 /* A header-only message (ack, cancel, its answer, the core's control) to process `proc`.
  * Under the lock. */
-static int send_control(int proc, const skn_net_env *env, unsigned am) {
+static int send_control(int proc, unsigned am, const void *hdr, size_t hlen) {
   if (proc < 0 || proc >= S.pmi->nprocs) {
     skn_log("UCX transport: control message to process %d of %d", proc, S.pmi->nprocs);
     return SKN_NET_INVAL;
@@ -493,38 +500,41 @@ static int send_control(int proc, const skn_net_env *env, unsigned am) {
   if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
   ucp_ep_h ep = get_ep(p);
   if (!ep) return SKN_NET_ERR;
-  int st = send_now(p, ep, am, env, NULL, 0);
+  int st = send_now(p, ep, am, hdr, hlen, NULL, 0);
   if (st != SKN_NET_INPROGRESS) return st;
   send_rec *r = rec_alloc();
-  r->env = *env;
+  memcpy(&r->hdr, hdr, hlen);
+  r->hlen = hlen;
   r->done = NULL;
   r->dst = proc;
   st = post_send(p, ep, r, NULL, 0, am, false);
   return st < 0 ? st : SKN_NET_OK;
 }
 
-static int send_control_locking(int proc, const skn_net_env *env, unsigned am) {
+static int send_control_locking(int proc, unsigned am, const void *hdr, size_t hlen) {
   bool taken = lock();
-  int st = send_control(proc, env, am);
+  int st = send_control(proc, am, hdr, hlen);
   unlock(taken);
   return st;
 }
 
-int skn_net_ack(const skn_net_env *env) {
+int skn_net_ack(const skn_net_ack_hdr *env) {
   bool taken = lock();
   /* counted before it can arrive: a count of the job never sees it delivered but not sent */
   bump(&S.acks_sent, 1);
-  int st = send_control(skn_net_proc_of(env->src_world), env, AM_ACK);
+  int st = send_control(skn_net_proc_of(env->src_world), AM_ACK, env, sizeof *env);
   if (st < 0) bump(&S.acks_sent, -1);
   unlock(taken);
   return st;
 }
 
-int skn_net_cancel(const skn_net_env *env) {
-  return send_control_locking(skn_net_proc_of(env->dst_world), env, AM_CANCEL);
+int skn_net_cancel(const skn_net_cancel_hdr *hdr) {
+  return send_control_locking(skn_net_proc_of(hdr->dst_world), AM_CANCEL, hdr, sizeof *hdr);
 }
 
-int skn_net_control(int proc, const skn_net_env *env) { return send_control_locking(proc, env, AM_CONTROL); }
+int skn_net_control(int proc, const skn_net_ctrl_hdr *hdr) {
+  return send_control_locking(proc, AM_CONTROL, hdr, sizeof *hdr);
+}
 
 /* ---------------------------------------------------------------- rendezvous fetch */
 
@@ -555,9 +565,9 @@ static void fetch_cb(void *request, ucs_status_t status, size_t length, void *us
 
 /* Under the lock. */
 static int fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, void *arg) {
-  if (len > h->env.bytes) {
+  if (len > h->hdr.bytes) {
     skn_log("UCX transport: fetch of %zu bytes from a message of %llu", len,
-            (unsigned long long)h->env.bytes);
+            (unsigned long long)h->hdr.bytes);
     return SKN_NET_INVAL;
   }
   h->done = done;
@@ -565,8 +575,8 @@ static int fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, v
   h->buf = buf;
   h->len = len;
   void *dst = buf;
-  if (len < h->env.bytes) {
-    if (!(h->bounce = malloc(h->env.bytes))) skn_fatal("UCX transport: out of memory");
+  if (len < h->hdr.bytes) {
+    if (!(h->bounce = malloc(h->hdr.bytes))) skn_fatal("UCX transport: out of memory");
     dst = h->bounce;
   }
   ucp_request_param_t param = {
@@ -574,7 +584,7 @@ static int fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, v
       .cb.recv_am = fetch_cb,
       .user_data = h,
   };
-  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(S.worker, h->desc, dst, h->env.bytes, &param);
+  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(S.worker, h->desc, dst, h->hdr.bytes, &param);
   if (sp == NULL) {
     fetch_finish(h);
     free(h);
@@ -766,9 +776,9 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
     skn_log("UCX transport: UCX granted thread mode SINGLE, not SERIALIZED");
     goto cleanup_worker_quiet;
   }
-  if (wa.max_am_header < sizeof(skn_net_env)) {
-    skn_log("UCX transport: UCX allows %zu-byte AM headers, the envelope needs %zu",
-            wa.max_am_header, sizeof(skn_net_env));
+  if (wa.max_am_header < sizeof(skn_net_data_hdr)) {
+    skn_log("UCX transport: UCX allows %zu-byte AM headers, the data header needs %zu",
+            wa.max_am_header, sizeof(skn_net_data_hdr));
     goto cleanup_worker_quiet;
   }
   ucp_am_handler_param_t hp = {

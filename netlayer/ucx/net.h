@@ -1,6 +1,6 @@
 /* UCX transport between the processes of a job: one UCP context and worker per process,
- * one endpoint per remote process (created on first send), envelopes as active-message
- * headers, eager data up to a threshold, UCX rendezvous into the receiver's final buffer
+ * one endpoint per remote process (created on first send), one active-message id and
+ * header per message kind, eager data up to a threshold, UCX rendezvous into the receiver's final buffer
  * above it. Knows nothing of MPI, ranks' queues or the scheduler: the core receives
  * messages through hooks. Thread-safe: any thread may call any function; one lock of the
  * module's own serializes UCX (SERIALIZED mode), recursive for its holder so that hooks,
@@ -25,15 +25,17 @@ enum {
   SKN_NET_INVAL = -3,     /* bad argument: process or rank out of range, handle reused */
 };
 
-/* Envelope flags. */
+/* Data header flags. */
 enum {
   SKN_NET_SYNC = 1u << 0, /* synchronous send: the receiver's core calls skn_net_ack once
                            * the message has matched; the sender then gets hooks.acked */
-  SKN_NET_CANCELLED = 1u << 1, /* in a cancel's answer: the receiver withdrew the message */
 };
 
-/* What travels in front of every message (the UCX active-message header, 48 bytes). */
-typedef struct skn_net_env {
+/* One wire header per message kind (one UCX active-message id each), as UCX defines one
+ * header per AM id: no field changes meaning with the kind. */
+
+/* DATA: a message for a receive of rank dst_world (64 bytes). */
+typedef struct skn_net_data_hdr {
   int32_t ctx;       /* communicator context id */
   int32_t src;       /* sender's rank in the communicator (for matching) */
   int32_t src_world; /* sender's world rank: names the source process */
@@ -42,11 +44,37 @@ typedef struct skn_net_env {
   uint32_t seq;      /* set by skn_net_send: position in the (source process, destination
                       * process) stream; delivery follows it, which implies MPI's order per
                       * (source rank, destination rank) pair with state per process only */
-  uint32_t flags;    /* SKN_NET_SYNC, ... */
-  uint32_t sig;      /* opaque to the module: the core's type-signature code of the data */
+  uint32_t flags;    /* SKN_NET_SYNC */
+  uint32_t sig_first; /* opaque to the module: the core's type-signature summary ... */
+  uint64_t sig_hash;
+  uint64_t sig_covered; /* ... (skn_sigsum, device.h) */
   uint64_t bytes;    /* payload length */
-  uint64_t cookie;   /* opaque to the module (the sender's request): echoed by acks */
-} skn_net_env;
+  uint64_t cookie;   /* opaque to the module (the sender's request): echoed by the ack */
+} skn_net_data_hdr;
+
+/* ACK: the receiver of a SKN_NET_SYNC message matched it; goes to src_world's process. */
+typedef struct skn_net_ack_hdr {
+  int32_t src_world; /* the data message's sender */
+  uint32_t pad;
+  uint64_t cookie;   /* the data message's */
+} skn_net_ack_hdr;
+
+/* CANCEL and its answer: the sender (src_world) of message `cookie` asks dst_world's
+ * process to withdraw it; the answer comes back with the same header, `cancelled` set. */
+typedef struct skn_net_cancel_hdr {
+  int32_t src_world, dst_world;
+  uint64_t cookie;   /* the data message's */
+  uint64_t answer;   /* opaque to the module: where the sender waits for the answer */
+  uint32_t cancelled;
+  uint32_t pad;
+} skn_net_cancel_hdr;
+
+/* CONTROL: the core's own protocols (deadlock detection): a kind and two numbers. */
+typedef struct skn_net_ctrl_hdr {
+  int32_t kind;
+  int32_t from_proc;
+  uint64_t a, b;
+} skn_net_ctrl_hdr;
 
 /* A rendezvous message announced but not fetched yet (owned by the core until it calls
  * skn_net_fetch or skn_net_discard, exactly once). */
@@ -69,18 +97,18 @@ SKN_INTERNAL extern const skn_net_pmi_ops skn_net_pmi_static;
 
 typedef struct skn_net_hooks {
   /* Eager message: data valid only during the call (copy or queue it). */
-  void (*deliver)(void *hctx, const skn_net_env *env, const void *data, size_t len);
+  void (*deliver)(void *hctx, const skn_net_data_hdr *hdr, const void *data, size_t len);
   /* Rendezvous message: the payload stays with the sender until skn_net_fetch. */
-  void (*deliver_rndv)(void *hctx, const skn_net_env *env, skn_net_rndv *handle);
-  /* The receiver of a SKN_NET_SYNC message called skn_net_ack: env is the sender's own. */
-  void (*acked)(void *hctx, const skn_net_env *env);
-  /* A sender asks to cancel its message env (src_world, cookie): withdraw it if it has
-   * not matched yet (discarding its data) and return true; the answer goes back by itself. */
-  bool (*withdraw)(void *hctx, const skn_net_env *env);
-  /* The answer to skn_net_cancel(env): whether the receiver withdrew the message. */
-  void (*cancel_done)(void *hctx, const skn_net_env *env, bool cancelled);
+  void (*deliver_rndv)(void *hctx, const skn_net_data_hdr *hdr, skn_net_rndv *handle);
+  /* The receiver of a SKN_NET_SYNC message called skn_net_ack. */
+  void (*acked)(void *hctx, const skn_net_ack_hdr *hdr);
+  /* A sender asks to cancel its message (src_world, cookie): withdraw it if it has not
+   * matched yet (discarding its data) and return true; the answer goes back by itself. */
+  bool (*withdraw)(void *hctx, const skn_net_cancel_hdr *hdr);
+  /* The answer to skn_net_cancel(hdr): hdr->cancelled says whether it was withdrawn. */
+  void (*cancel_done)(void *hctx, const skn_net_cancel_hdr *hdr);
   /* A control message of the core's own (skn_net_control). */
-  void (*control)(void *hctx, const skn_net_env *env);
+  void (*control)(void *hctx, const skn_net_ctrl_hdr *hdr);
   /* Process `proc` died or its connection broke (why: UCX's or the OS's reason). Called
    * once per process; sends to it then fail with SKN_NET_ERR_PEER. */
   void (*peer_failed)(void *hctx, int proc, const char *why);
@@ -93,28 +121,28 @@ typedef struct skn_net_hooks {
  * info must outlive the module. */
 SKN_INTERNAL int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks);
 
-/* Sends `len` bytes at buf to world rank env->dst_world (in process dst_proc). env->seq
- * is assigned here. SKN_NET_OK: sent, buf reusable now, `done` will not run.
+/* Sends `len` bytes at buf to world rank hdr->dst_world (in process dst_proc). hdr->seq
+ * and hdr->bytes are assigned here. SKN_NET_OK: sent, buf reusable now, `done` will not run.
  * SKN_NET_INPROGRESS: `done(arg, status)` runs from a later progress when buf may be
  * reused. Nonblocking apart from the first send to a process (one PMI get). */
-SKN_INTERNAL int skn_net_send(int dst_proc, const skn_net_env *env, const void *buf, size_t len,
+SKN_INTERNAL int skn_net_send(int dst_proc, const skn_net_data_hdr *hdr, const void *buf, size_t len,
                               skn_net_done_fn done, void *arg);
 
-/* Remote completion of a SKN_NET_SYNC message: sends env back to its source. Call once
- * per such message, after it has matched. */
-SKN_INTERNAL int skn_net_ack(const skn_net_env *env);
+/* Remote completion of a SKN_NET_SYNC message: sends the ack to hdr->src_world's process.
+ * Call once per such message, after it has matched. */
+SKN_INTERNAL int skn_net_ack(const skn_net_ack_hdr *hdr);
 
-/* Asks the process of world rank env->dst_world to withdraw the message that env's
- * (src_world, cookie) name; hooks.cancel_done answers, from a later progress, with env
- * (other fields are the caller's, echoed). Messages may overtake a cancel: a message not
+/* Asks the process of world rank hdr->dst_world to withdraw the message that hdr's
+ * (src_world, cookie) name; hooks.cancel_done answers, from a later progress, with hdr
+ * (`answer` echoed, `cancelled` set). Messages may overtake a cancel: a message not
  * matched yet but not arrived either is not withdrawn. */
-SKN_INTERNAL int skn_net_cancel(const skn_net_env *env);
+SKN_INTERNAL int skn_net_cancel(const skn_net_cancel_hdr *hdr);
 
-/* Sends env alone to process `proc` (this one included), for its hooks.control: the
+/* Sends hdr alone to process `proc` (this one included), for its hooks.control: the
  * core's own protocols (deadlock detection). Not counted as a message. */
-SKN_INTERNAL int skn_net_control(int proc, const skn_net_env *env);
+SKN_INTERNAL int skn_net_control(int proc, const skn_net_ctrl_hdr *hdr);
 
-/* Receives a rendezvous payload straight into buf (len <= env->bytes; shorter fetches
+/* Receives a rendezvous payload straight into buf (len <= hdr->bytes; shorter fetches
  * get the first len bytes through a bounce buffer). Return codes as skn_net_send. */
 SKN_INTERNAL int skn_net_fetch(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done,
                                void *arg);
@@ -154,15 +182,16 @@ SKN_INTERNAL int skn_net_finalize(void);
 /* What libskein finds in the dlopen'ed transport (libskein-ucx.so, symbol
  * SKN_NET_MODULE_SYMBOL): the calls above, so that UCX is loaded only by multi-process
  * jobs (see netlayer/README.md). */
-#define SKN_NET_MODULE_ABI 2
+#define SKN_NET_MODULE_ABI 3
 #define SKN_NET_MODULE_SYMBOL "skn_net_module_v1"
 typedef struct skn_net_module {
   int abi;
   int (*init)(const skn_pmi_info *pmi, const skn_net_hooks *hooks);
-  int (*send)(int dst_proc, const skn_net_env *env, const void *buf, size_t len, skn_net_done_fn done, void *arg);
-  int (*ack)(const skn_net_env *env);
-  int (*cancel)(const skn_net_env *env);
-  int (*control)(int proc, const skn_net_env *env);
+  int (*send)(int dst_proc, const skn_net_data_hdr *hdr, const void *buf, size_t len, skn_net_done_fn done,
+              void *arg);
+  int (*ack)(const skn_net_ack_hdr *hdr);
+  int (*cancel)(const skn_net_cancel_hdr *hdr);
+  int (*control)(int proc, const skn_net_ctrl_hdr *hdr);
   int (*fetch)(skn_net_rndv *handle, void *buf, size_t len, skn_net_done_fn done, void *arg);
   void (*discard)(skn_net_rndv *handle);
   bool (*progress)(void);

@@ -182,6 +182,14 @@ static inline bool skn_dt_sig_match(const skn_dtype *recv, const skn_dtype *send
   return skn_dt_sig_match_slow(recv, send, bytes);
 }
 
+/* A message's type signature in a data header between processes (device.h). */
+typedef struct skn_sigsum {
+  uint64_t hash;
+  uint64_t covered;
+  uint32_t first;
+  uint32_t pad;
+} skn_sigsum;
+
 /* ================================================================ requests */
 
 #define SKN_CELL_SIZE 128 /* tiny messages travel inside the envelope */
@@ -189,15 +197,16 @@ static inline bool skn_dt_sig_match(const skn_dtype *recv, const skn_dtype *send
 enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE };
 enum skn_send_mode { SKN_MODE_STANDARD = 0, SKN_MODE_SYNC, SKN_MODE_READY, SKN_MODE_BUFFERED };
 enum skn_proto {
-  SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV,
-  /* envelopes of messages from other processes (core/remote.c): data in `payload` (or the
-   * cell), or still with the sender until fetched */
-  SKN_PROTO_NET_EAGER, SKN_PROTO_NET_RNDV,
+  /* how an envelope holds its data: packed in `cell`, packed in `payload`, by reference
+   * to the sender's buffer (buf, count, dt), or with the transport (`payload` is its
+   * handle for transport->fetch) */
+  SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV, SKN_PROTO_FETCH,
 };
 
 #define SKN_REQ_DONE ((uintptr_t)1)
 
 struct skn_rank;
+struct skn_transport;
 typedef struct skn_msg_args skn_msg_args;
 
 /* A request, and for sends also the envelope a receiver finds in its unexpected queue. */
@@ -233,6 +242,8 @@ typedef struct skn_req {
   void *payload;           /* eager copy */
   struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
   _Atomic(uint32_t) net_pending; /* send to another process: events left (local completion, ack) */
+  const struct skn_transport *tp; /* envelope: the transport holding it (releases it) */
+  skn_sigsum sum;          /* envelope from another process: its type signature (dt NULL) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
   char cell[SKN_CELL_SIZE];
 } __attribute__((aligned(SKN_CACHELINE))) skn_req;
@@ -417,7 +428,8 @@ typedef struct skn_rank {
   skn_mq mq;
   int world_rank;
   int proc;          /* process running it: skn_job_g.proc, or another one (a proxy:
-                      * nothing below `proc` is used, see core/remote.c) */
+                      * nothing below `tp` is used, see core/remote.c) */
+  const struct skn_transport *tp; /* what reaches it (device.h), bound at start-up */
   skn_unit *unit;
   struct skn_heap *heap; /* per-rank heap (allocator/heap.h), NULL: the default arena */
   bool mt;           /* threads of this rank may call MPI concurrently */
@@ -528,82 +540,6 @@ SKN_INTERNAL skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int 
 SKN_INTERNAL void skn_comm_release(skn_comm *c);
 static inline bool skn_comm_is_inter(const skn_comm *c) { return c->bridge != NULL; }
 
-/* ================================================================ point-to-point */
-
-typedef struct skn_msg {
-  const void *buf;
-  size_t count;
-  const skn_dtype *dt;
-  int ctx, src, tag; /* src: sender's rank in the communicator */
-  int comm;
-  skn_rank *peer;    /* receiver */
-  uint8_t mode;
-} skn_msg;
-
-/* Starts a send. With r == NULL (blocking send) the call returns when the send buffer
- * may be reused and needs no request; otherwise r completes later. */
-SKN_INTERNAL void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r);
-/* Starts a receive into r (buf, count, dt, ctx, src, tag already set). */
-SKN_INTERNAL void skn_p2p_recv(skn_rank *me, skn_req *r);
-typedef struct skn_probe_info {
-  int src, tag;
-  size_t bytes;
-} skn_probe_info;
-/* Finds the first matching unexpected message and describes it in *info; with remove,
- * takes it out of the queue and returns it (for skn_p2p_recv_matched). Returns NULL
- * when there is none. */
-SKN_INTERNAL skn_req *skn_p2p_probe(skn_rank *me, int ctx, int src, int tag, bool remove, skn_probe_info *info);
-/* The same, blocking until such a message arrives. */
-SKN_INTERNAL skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove, skn_probe_info *info);
-/* Completes receive r from an envelope taken with probe(remove). */
-SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
-SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
-/* Takes the first unexpected envelope of dst that `match` accepts out of its queue;
- * NULL when there is none. */
-SKN_INTERNAL skn_req *skn_p2p_withdraw(skn_rank *dst, bool (*match)(const skn_req *env, const void *arg),
-                                       const void *arg);
-
-static inline void skn_p2p_set_result(skn_req *r, int src, int tag, size_t msg_bytes, size_t copied, bool sig_ok) {
-  r->st_src = src;
-  r->st_tag = tag;
-  r->bytes = copied;
-  r->truncated = copied < msg_bytes;
-  r->type_mismatch = !sig_ok;
-}
-/* A message from another process (context, source rank, tag) arrives for local rank dst:
- * returns the posted receive it matches (taken out of the queue), or else queues the
- * envelope that make(arg) builds, under the queue's lock, and returns NULL. Most messages
- * find their receive posted and need no envelope at all. An envelope's `filled` must be 0
- * until its data is in place. */
-SKN_INTERNAL skn_req *skn_p2p_arrive(skn_rank *dst, int ctx, int src, int tag, skn_req *(*make)(void *arg),
-                                     void *arg);
-
-/* ================================================================ other processes
- * (core/remote.c): the transport to the job's other processes, loaded only when there
- * are some. */
-typedef struct skn_pmi_info skn_pmi_info;
-/* Loads the transport and connects (collective over the job's processes).
- * report_deadlock names this process's blocked ranks and exits, when the job's processes
- * agree that nothing can move any more. */
-SKN_INTERNAL void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void));
-/* The scheduler's stall hook in multi-process jobs: every rank here is blocked. */
-SKN_INTERNAL void skn_remote_stall(void);
-/* Sends m to a rank of another process (m->peer is a proxy); as skn_p2p_send. */
-SKN_INTERNAL void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *r);
-/* Receive r matched the queued envelope env of a remote message: takes its data;
- * returns true when r is complete, false when it completes later (rendezvous fetch). */
-SKN_INTERNAL bool skn_remote_consume(skn_req *r, skn_req *env);
-/* Cancels send r to another process: asks the receiver's process to withdraw the message
- * and waits for the answer (the receiving process answers from its progress, whatever
- * its ranks do). SKN_OK when withdrawn, SKN_ERR_NOT_CANCELLED when it had matched. */
-SKN_INTERNAL skn_status skn_remote_cancel(skn_rank *me, skn_req *r);
-/* Network progress (the scheduler's poll hook); returns whether anything happened. */
-SKN_INTERNAL bool skn_remote_poll(void);
-/* A worker is about to sleep (the scheduler's sleep hook): the progress thread takes over. */
-SKN_INTERNAL void skn_remote_sleeping(void);
-/* After the last local rank ended: flush, wait for the other processes, disconnect. */
-SKN_INTERNAL void skn_remote_finalize(void);
-
 /* ================================================================ collectives
  * Members publish their arguments, read each other's buffers directly, and wait through
  * the scheduler. `rank` is the caller's rank in c. MPI_IN_PLACE follows the standard. */
@@ -693,5 +629,7 @@ static inline size_t skn_coll_room(size_t n, const skn_dtype *t) {
 /* Predefined reduction kernels (op.c); op and type are handle indexes. */
 SKN_INTERNAL bool skn_op_defined(int op, int type);
 SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
+
+#include "device.h"
 
 #endif

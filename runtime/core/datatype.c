@@ -1143,6 +1143,72 @@ bool skn_dt_sig_match_slow(const skn_dtype *recv, const skn_dtype *send, size_t 
   return true;
 }
 
+/* Signature summaries for data headers between processes (device.h). The merged runs
+ * (class, count) of a prefix of a stream of t are hashed; two streams agree on a prefix
+ * of `covered` bytes exactly when their merged runs there are the same, so the receiver
+ * hashes the same prefix of its own type and compares. At most SIG_CHECK_STEPS runs, as
+ * the in-process check. */
+static inline uint64_t sig_mix(uint64_t h, uint32_t code, uint64_t count) {
+  h = (h ^ code) * 0x100000001b3ull;
+  h = (h ^ count) * 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
+}
+#define SIG_SEED 0xcbf29ce484222325ull
+
+/* Hash of the merged runs of the first `limit` bytes of a stream of t (nsig > 0, size >
+ * 0); *covered: the bytes hashed (less than limit when the run cap was reached). */
+static uint64_t sig_prefix_hash(const skn_dtype *t, uint64_t limit, uint64_t *covered) {
+  sigcur c;
+  sig_start(&c, t);
+  uint64_t h = SIG_SEED, done = 0, hashed = 0, cnt = 0;
+  uint32_t code = 0;
+  int runs = 0;
+  while (done < limit) {
+    uint32_t k = c.t->sig[c.k].code, sz = c.t->sig[c.k].size;
+    if (k != code && cnt) {
+      h = sig_mix(h, code, cnt);
+      hashed = done;
+      cnt = 0;
+      if (++runs == SIG_CHECK_STEPS) break;
+    }
+    code = k;
+    uint64_t need = (limit - done + sz - 1) / sz, n = c.left < need ? c.left : need;
+    cnt += n;
+    done += n * sz;
+    c.left -= n;
+    if (!c.left) sig_next(&c);
+  }
+  if (cnt) {
+    h = sig_mix(h, code, cnt);
+    hashed = done < limit ? done : limit;
+  }
+  *covered = hashed;
+  return h | 1;
+}
+
+void skn_dt_sigsum(const skn_dtype *t, size_t count, skn_sigsum *out) {
+  uint64_t bytes = (uint64_t)count * t->size;
+  *out = (skn_sigsum){0};
+  if (bytes == 0 || (t->flags & SKN_DT_HAS_BYTE) || t->nsig <= 0) return; /* matches anything */
+  out->first = t->sig[0].code;
+  if (t->nsig == 1) { /* one class: one run */
+    out->hash = sig_mix(SIG_SEED, t->sig[0].code, bytes / t->sig[0].size) | 1;
+    out->covered = bytes;
+    return;
+  }
+  out->hash = sig_prefix_hash(t, bytes, &out->covered);
+}
+
+bool skn_dt_sig_match_sum(const skn_dtype *recv, size_t rcount, const skn_sigsum *s) {
+  uint64_t cap = (uint64_t)rcount * recv->size;
+  if (s->hash == 0 || cap == 0 || (recv->flags & SKN_DT_HAS_BYTE) || recv->nsig < 0) return true;
+  if (recv->nsig == 0) return false;
+  if (cap < s->covered) return recv->sig[0].code == s->first; /* truncated: what can be compared */
+  if (recv->nsig == 1) return (sig_mix(SIG_SEED, recv->sig[0].code, s->covered / recv->sig[0].size) | 1) == s->hash;
+  uint64_t covered;
+  return sig_prefix_hash(recv, s->covered, &covered) == s->hash && covered == s->covered;
+}
+
 /* ================================================================ external32 */
 
 /* x87 80-bit extended in a 16-byte slot <-> IEEE binary128, big-endian */

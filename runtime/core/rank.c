@@ -241,7 +241,7 @@ int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks) {
   if (!j->ranks || !j->self_comms) return -1;
   if (init_comm(&j->world, 0, size, j->ranks) != 0) return -1;
   /* Ranks of other processes get proxies: communicators list them like local ones, and
-   * a send sees from `proc` that it must go through the transport. */
+   * their transport is bound when it starts (device.h). */
   skn_rank *proxies = NULL;
   if (size > nranks) {
     size_t bytes = sizeof *proxies * (size_t)(size - nranks);
@@ -253,6 +253,7 @@ int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks) {
     skn_rank *p = &proxies[k++];
     p->world_rank = w;
     p->proc = skn_pmi_block_proc(size, nprocs, w);
+    p->tp = &skn_unbound_transport; /* until its process's transport binds it (skn_dev_bind) */
     j->ranks[w] = p;
   }
   return 0;
@@ -264,6 +265,7 @@ skn_rank *skn_rank_create(int world_rank) {
   memset(r, 0, sizeof *r);
   r->world_rank = world_rank;
   r->proc = skn_job_g.proc;
+  r->tp = &skn_local_transport;
   skn_job_g.ranks[world_rank] = r;
 
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */

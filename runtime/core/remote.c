@@ -1,9 +1,10 @@
-/* Messages to and from the job's other processes, through the UCX transport.
+/* The transport to the job's other processes (device.h), over the UCX module.
  *
- * Ranks of other processes are proxies (skn_rank with another `proc`); a send to one goes
- * to the transport instead of a queue. What arrives is turned into an envelope of the
- * destination rank's matching queue, so wildcards, order, probe and truncation behave as
- * for local senders: eager data is copied once into a posted receive (or kept until one
+ * Ranks of other processes are proxies (skn_rank with another `proc`), bound to this
+ * transport at start-up. What arrives goes through the engine (skn_dev_arrive, then
+ * skn_dev_deliver into a posted receive, or an envelope in the destination rank's
+ * matching queue), so wildcards, order, probe, truncation and type checks behave as for
+ * local senders: eager data is copied once into a posted receive (or kept until one
  * matches), rendezvous data is fetched by UCX straight into the receive buffer when the
  * receive matches. The transport is loaded with dlopen only here, in multi-process jobs
  * (netlayer/README.md says why), and progressed by spinning waiters (the scheduler's poll
@@ -25,17 +26,11 @@
 #include "../../netlayer/pmi/pmi.h"
 #include "../../netlayer/ucx/net.h"
 
-/* Exit code of a process whose peer process was lost. */
-#define SKN_EXIT_PEER_LOST 71
-
-/* What arrives from another process: a contiguous run of bytes. */
-#define BYTES (&skn_dt_predefined[(unsigned)MPI_BYTE & 0xffffffu])
-
 /* A message from another process waiting in a matching queue. */
 typedef struct remote_env {
-  skn_req req;       /* proto SKN_PROTO_NET_*, kind SEND, ctx/src/tag/bytes */
-  skn_net_env net;   /* the sender's envelope: what an ack of a synchronous send returns */
-  skn_net_rndv *rndv;
+  skn_req req;          /* proto SKN_PROTO_EAGER/INLINE (data in payload) or FETCH (payload:
+                         * the transport's handle); dt NULL, the signature in req.sum */
+  skn_net_data_hdr hdr; /* the sender's header: what an ack or a cancel names it by */
 } remote_env;
 
 static struct {
@@ -50,6 +45,8 @@ static struct {
 
 static const skn_net_pmi_ops pmi_ops = {
     .put = skn_pmi_put, .fence = skn_pmi_fence, .get = skn_pmi_get, .node_of = skn_pmi_node_of};
+
+static const skn_transport ucx_transport;
 
 /* ------------------------------------------------------------------ sending */
 
@@ -70,18 +67,7 @@ static void on_send_done(void *arg, int status) {
   send_finished(arg);
 }
 
-/* Type signatures across processes: a message made of one class of basic elements (the
- * common case) carries that class; the receiver refuses it when its own type is another
- * single class, neither being MPI_BYTE. Mixed signatures are not checked (0). */
-static uint32_t single_sig(const skn_dtype *t) { return t->nsig == 1 ? t->sig[0].code : 0; }
-
-static inline __attribute__((always_inline)) bool sig_ok(const skn_req *r, const skn_net_env *ne) {
-  uint32_t mine = single_sig(r->dt);
-  return ne->bytes == 0 || r->count == 0 || !ne->sig || !mine || ne->sig == mine || ne->sig == SKN_SIG_BYTE ||
-         mine == SKN_SIG_BYTE;
-}
-
-void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
+static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_req stack_req; /* a blocking send waits on it: sync, payload, peer, net_pending */
   skn_req *r = sreq;
   if (!r) {
@@ -99,14 +85,16 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     data = r->payload;
   }
   bool sync = m->mode == SKN_MODE_SYNC;
-  skn_net_env env = {
+  skn_sigsum sum;
+  skn_dt_sigsum(m->dt, m->count, &sum);
+  skn_net_data_hdr hdr = {
       .ctx = m->ctx, .src = m->src, .src_world = me->world_rank, .dst_world = m->peer->world_rank,
-      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .sig = single_sig(m->dt), .bytes = bytes,
-      .cookie = (uintptr_t)r,
+      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .sig_first = sum.first, .sig_hash = sum.hash,
+      .sig_covered = sum.covered, .bytes = bytes, .cookie = (uintptr_t)r,
   };
   /* published to the completion callbacks by the transport's lock */
   atomic_store_explicit(&r->net_pending, sync ? 2u : 1u, memory_order_relaxed);
-  int rc = R.net->send(m->peer->proc, &env, data, bytes, on_send_done, r);
+  int rc = R.net->send(m->peer->proc, &hdr, data, bytes, on_send_done, r);
   if (rc == SKN_NET_OK && !sreq && !sync) { /* the common blocking send: nothing waits */
     free(r->payload);
     return;
@@ -120,9 +108,9 @@ void skn_remote_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   if (!sreq) skn_req_wait(r);
 }
 
-static void on_acked(void *hctx, const skn_net_env *env) {
+static void on_acked(void *hctx, const skn_net_ack_hdr *h) {
   (void)hctx;
-  send_event_done((skn_req *)(uintptr_t)env->cookie);
+  send_event_done((skn_req *)(uintptr_t)h->cookie);
 }
 
 /* ------------------------------------------------------------------ receiving */
@@ -154,157 +142,141 @@ static void envelope_cache_drain(void) {
     }
 }
 
-static remote_env *envelope_new(const skn_net_env *ne, uint8_t proto) {
+static inline void header_sum(const skn_net_data_hdr *h, skn_sigsum *sum) {
+  *sum = (skn_sigsum){.hash = h->sig_hash, .covered = h->sig_covered, .first = h->sig_first};
+}
+
+static remote_env *envelope_new(const skn_net_data_hdr *h, uint8_t proto) {
   remote_env *e = env_cache;
   if (!e) e = atomic_exchange_explicit(&env_returned, NULL, memory_order_acquire);
   if (e) env_cache = env_next(e);
   else e = aligned_alloc(SKN_CACHELINE, (sizeof *e + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1));
-  if (!e) skn_fatal("out of memory for a message from rank %d", ne->src_world);
+  if (!e) skn_fatal("out of memory for a message from rank %d", h->src_world);
   memset(&e->req, 0, offsetof(skn_req, cell));
   e->req.kind = SKN_REQ_SEND;
   e->req.proto = proto;
-  e->req.ctx = ne->ctx;
-  e->req.src = ne->src;
-  e->req.tag = ne->tag;
-  e->req.bytes = ne->bytes;
-  e->req.count = ne->bytes;
-  e->req.dt = BYTES;
-  e->net = *ne;
+  e->req.ctx = h->ctx;
+  e->req.src = h->src;
+  e->req.tag = h->tag;
+  e->req.bytes = h->bytes;
+  e->req.count = h->bytes;
+  e->req.tp = &ucx_transport;
+  header_sum(h, &e->req.sum);
+  e->hdr = *h;
   return e;
 }
 
-static skn_rank *local_rank(const skn_net_env *ne) {
-  int w = ne->dst_world;
+static skn_rank *local_rank(const skn_net_data_hdr *h) {
+  int w = h->dst_world;
   if (w < skn_job_g.first_rank || w >= skn_job_g.first_rank + skn_job_g.nranks)
-    skn_fatal("a message from rank %d for rank %d arrived in the wrong process", ne->src_world, w);
+    skn_fatal("a message from rank %d for rank %d arrived in the wrong process", h->src_world, w);
   return skn_job_g.ranks[w];
 }
 
-static void ack_if_sync(const skn_net_env *ne) {
-  if ((ne->flags & SKN_NET_SYNC) && R.net->ack(ne) < 0)
-    skn_log("cannot acknowledge a synchronous send of rank %d", ne->src_world);
-}
-
-static size_t receive_capacity(const skn_req *r) { return r->count * r->dt->size; }
-
-static void copy_in(skn_req *r, const skn_net_env *ne, const void *data) {
-  bool ok = sig_ok(r, ne);
-  size_t n = ok ? skn_dt_copy_inline(r->buf, r->count, r->dt, data, ne->bytes, BYTES) : 0;
-  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, n, ok);
-  ack_if_sync(ne);
-}
-
-static void fetch_finished(skn_req *r) {
-  if (r->payload) { /* non-contiguous receive: unpack the bounce buffer */
-    skn_dt_unpack(r->buf, r->dt, r->payload, r->bytes);
-    free(r->payload);
-    r->payload = NULL;
-  }
-  skn_req_complete(r);
+static void ack_if_sync(const skn_net_data_hdr *h) {
+  if (!(h->flags & SKN_NET_SYNC)) return;
+  skn_net_ack_hdr ack = {.src_world = h->src_world, .cookie = h->cookie};
+  if (R.net->ack(&ack) < 0) skn_log("cannot acknowledge a synchronous send of rank %d", h->src_world);
 }
 
 static void on_fetched(void *arg, int status) {
   (void)status;
   atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
-  fetch_finished(arg);
+  skn_dev_fetched(arg);
 }
 
-/* Starts fetching a rendezvous payload (envelope ne, transport handle h) into r; r
- * completes in on_fetched. ne is not read once the fetch has started. */
-static void fetch_into(skn_req *r, const skn_net_env *ne, skn_net_rndv *h) {
-  size_t cap = receive_capacity(r), n = ne->bytes < cap ? ne->bytes : cap;
-  bool ok = sig_ok(r, ne);
-  skn_p2p_set_result(r, ne->src, ne->tag, ne->bytes, ok ? n : 0, ok);
-  ack_if_sync(ne);
-  if (!ok) { /* nothing is copied: the receive fails with MPI_ERR_TYPE */
-    R.net->discard(h);
-    skn_req_complete(r);
+/* The transport's fetch (device.h): handle is UCX's rendezvous handle. */
+static void ucx_fetch(void *handle, void *dst, size_t n, skn_req *r) {
+  if (!r) {
+    R.net->discard(handle);
     return;
   }
-  int src = ne->src_world;
-  void *dst = r->buf;
-  r->payload = NULL;
-  if (!r->dt->contig && n && !(dst = r->payload = malloc(n)))
-    skn_fatal("out of memory receiving %zu bytes from rank %d", n, src);
-  int rc = R.net->fetch(h, dst, n, on_fetched, r);
+  int rc = R.net->fetch(handle, dst, n, on_fetched, r);
   if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
-  else if (rc == SKN_NET_OK) fetch_finished(r);
-  else if (rc < 0) skn_fatal("cannot receive a message from rank %d", src);
+  else if (rc == SKN_NET_OK) skn_dev_fetched(r);
+  else if (rc < 0) skn_fatal("cannot receive a message from rank %d", r->st_src);
 }
 
-/* What skn_p2p_arrive needs to build an envelope when no receive is posted. */
+/* What skn_dev_arrive needs to build an envelope when no receive is posted. */
 typedef struct arrival {
-  const skn_net_env *ne;
+  const skn_net_data_hdr *h;
   skn_net_rndv *rndv; /* rendezvous: the transport's handle */
   remote_env *made;
 } arrival;
 
-static skn_req *make_envelope(void *arg) {
+static skn_req *make_envelope(void *arg, size_t buffered) {
+  (void)buffered; /* the sender has sent: the data is taken whatever the budget */
   arrival *a = arg;
-  remote_env *e = a->made = envelope_new(a->ne, a->rndv ? SKN_PROTO_NET_RNDV : SKN_PROTO_NET_EAGER);
+  remote_env *e = a->made = envelope_new(a->h, a->rndv ? SKN_PROTO_FETCH : SKN_PROTO_EAGER);
   if (a->rndv) {
-    e->rndv = a->rndv;
+    e->req.payload = a->rndv;
     atomic_store_explicit(&e->req.filled, 1, memory_order_relaxed); /* published by the queue lock */
   } /* eager: filled stays 0 until on_deliver has copied the data; a matcher waits */
   return &e->req;
 }
 
 static skn_req *arrive(arrival *a) {
-  const skn_net_env *ne = a->ne;
-  return skn_p2p_arrive(local_rank(ne), ne->ctx, ne->src, ne->tag, make_envelope, a);
+  const skn_net_data_hdr *h = a->h;
+  return skn_dev_arrive(local_rank(h), h->ctx, h->src, h->tag, make_envelope, a);
 }
 
-static void on_deliver(void *hctx, const skn_net_env *ne, const void *data, size_t len) {
+static void on_deliver(void *hctx, const skn_net_data_hdr *h, const void *data, size_t len) {
   (void)hctx;
-  (void)len; /* == ne->bytes, checked by the transport */
-  arrival a = {.ne = ne};
+  (void)len; /* == h->bytes, checked by the transport */
+  arrival a = {.h = h};
   skn_req *r = arrive(&a);
   if (r) {
-    copy_in(r, ne, data);
+    skn_sigsum sum;
+    header_sum(h, &sum);
+    skn_dev_msg m = {.src = h->src, .tag = h->tag, .how = SKN_DATA_PACKED, .bytes = h->bytes, .sum = &sum,
+                     .data = data};
+    skn_dev_deliver(r, &m);
+    ack_if_sync(h);
     skn_req_complete(r);
     return;
   }
   remote_env *e = a.made;
-  void *payload = ne->bytes <= SKN_CELL_SIZE ? e->req.cell : malloc(ne->bytes);
-  if (!payload) skn_fatal("out of memory for a %llu-byte message from rank %d", (unsigned long long)ne->bytes, ne->src_world);
-  memcpy(payload, data, ne->bytes);
+  void *payload = h->bytes <= SKN_CELL_SIZE ? e->req.cell : malloc(h->bytes);
+  if (!payload) skn_fatal("out of memory for a %llu-byte message from rank %d", (unsigned long long)h->bytes, h->src_world);
+  memcpy(payload, data, h->bytes);
   e->req.payload = payload;
   atomic_store_explicit(&e->req.filled, 1, memory_order_release);
 }
 
-static void on_deliver_rndv(void *hctx, const skn_net_env *ne, skn_net_rndv *h) {
+static void on_deliver_rndv(void *hctx, const skn_net_data_hdr *h, skn_net_rndv *handle) {
   (void)hctx;
-  arrival a = {.ne = ne, .rndv = h};
+  arrival a = {.h = h, .rndv = handle};
   skn_req *r = arrive(&a);
-  if (r) fetch_into(r, ne, h);
+  if (!r) return;
+  skn_sigsum sum;
+  header_sum(h, &sum);
+  skn_dev_msg m = {.src = h->src, .tag = h->tag, .how = SKN_DATA_FETCH, .bytes = h->bytes, .sum = &sum,
+                   .tp = &ucx_transport, .handle = handle};
+  ack_if_sync(h);
+  if (skn_dev_deliver(r, &m)) skn_req_complete(r);
 }
 
-bool skn_remote_consume(skn_req *r, skn_req *env) {
+/* The engine is done with one of our envelopes (device.h). */
+static void ucx_release(skn_req *env, bool matched) {
   remote_env *e = (remote_env *)env;
-  while (!atomic_load_explicit(&env->filled, memory_order_acquire)) skn_cpu_relax();
-  if (env->proto == SKN_PROTO_NET_RNDV) {
-    fetch_into(r, &e->net, e->rndv);
-    envelope_free(e);
-    return false;
-  }
-  copy_in(r, &e->net, env->payload);
-  if (env->payload != env->cell) free(env->payload);
+  if (matched) ack_if_sync(&e->hdr);
+  else if (env->proto == SKN_PROTO_FETCH) R.net->discard(env->payload);
+  if (env->proto != SKN_PROTO_FETCH && env->payload != env->cell) free(env->payload);
   envelope_free(e);
-  return true;
 }
 
 /* ------------------------------------------------------------------ cancel
  * The sender names its message by (its world rank, cookie = its request) and waits on a
- * request of its stack, whose address travels in the envelope's `bytes`. */
+ * request of its stack, whose address travels in the cancel header's `answer`. */
 
-skn_status skn_remote_cancel(skn_rank *me, skn_req *r) {
+static skn_status ucx_cancel_send(skn_rank *me, skn_req *r) {
   skn_req answer;
   atomic_init(&answer.sync, 0);
   answer.cancelled = false;
-  skn_net_env env = {.src_world = me->world_rank, .dst_world = r->peer->world_rank, .cookie = (uintptr_t)r,
-                     .bytes = (uintptr_t)&answer};
+  skn_net_cancel_hdr h = {.src_world = me->world_rank, .dst_world = r->peer->world_rank, .cookie = (uintptr_t)r,
+                          .answer = (uintptr_t)&answer};
   atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
-  if (R.net->cancel(&env) < 0) {
+  if (R.net->cancel(&h) < 0) {
     atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
     return SKN_ERR_NOT_CANCELLED;
   }
@@ -316,29 +288,28 @@ skn_status skn_remote_cancel(skn_rank *me, skn_req *r) {
   return SKN_OK;
 }
 
-static void on_cancel_done(void *hctx, const skn_net_env *ne, bool cancelled) {
+static void on_cancel_done(void *hctx, const skn_net_cancel_hdr *h) {
   (void)hctx;
-  skn_req *answer = (skn_req *)(uintptr_t)ne->bytes;
-  answer->cancelled = cancelled;
+  skn_req *answer = (skn_req *)(uintptr_t)h->answer;
+  answer->cancelled = h->cancelled;
   skn_req_complete(answer);
 }
 
 static bool is_named(const skn_req *env, const void *arg) {
-  const skn_net_env *ne = arg;
-  if (env->proto != SKN_PROTO_NET_EAGER && env->proto != SKN_PROTO_NET_RNDV) return false;
+  const skn_net_cancel_hdr *h = arg;
+  if (env->tp != &ucx_transport) return false;
   const remote_env *e = (const remote_env *)env;
-  return e->net.src_world == ne->src_world && e->net.cookie == ne->cookie;
+  return e->hdr.src_world == h->src_world && e->hdr.cookie == h->cookie;
 }
 
 /* Runs inside progress, like the deliveries: an eager envelope found here is filled. */
-static bool on_withdraw(void *hctx, const skn_net_env *ne) {
+static bool on_withdraw(void *hctx, const skn_net_cancel_hdr *h) {
   (void)hctx;
-  skn_req *env = skn_p2p_withdraw(local_rank(ne), is_named, ne);
+  int w = h->dst_world;
+  if (w < skn_job_g.first_rank || w >= skn_job_g.first_rank + skn_job_g.nranks) return false;
+  skn_req *env = skn_dev_withdraw(skn_job_g.ranks[w], is_named, h);
   if (!env) return false;
-  remote_env *e = (remote_env *)env;
-  if (env->proto == SKN_PROTO_NET_RNDV) R.net->discard(e->rndv);
-  else if (env->payload != env->cell) free(env->payload);
-  envelope_free(e);
+  ucx_release(env, false);
   return true;
 }
 
@@ -351,7 +322,7 @@ static bool on_withdraw(void *hctx, const skn_net_env *ne) {
  * delivered, nothing can wake anyone: process 0 tells every process, and each names its
  * blocked ranks and calls (boot's report) and exits. */
 
-enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2 };
+enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2 }; /* kinds of control messages; -CTRL_STALLED: ended */
 
 typedef struct stall_report {
   uint64_t sent, delivered;
@@ -374,8 +345,8 @@ static void counts(uint64_t *sent, uint64_t *delivered) {
 }
 
 static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
-  skn_net_env env = {.tag = kind, .ctx = R.pmi->proc, .bytes = sent, .cookie = delivered};
-  if (R.net->control(proc, &env) < 0) skn_log("cannot reach process %d for deadlock detection", proc);
+  if (ucx_transport.control(proc, kind, sent, delivered) < 0)
+    skn_log("cannot reach process %d for deadlock detection", proc);
 }
 
 /* Process 0: records a report; true when the job is deadlocked. */
@@ -404,6 +375,7 @@ static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
 static void declare_deadlock(void) {
   for (int p = 1; p < R.pmi->nprocs; p++) tell(p, CTRL_DEADLOCK, 0, 0);
   atomic_store(&D.declared, true);
+  skn_dev_ending();
   skn_remote_sleeping();
 }
 
@@ -426,15 +398,16 @@ static void report_stall(bool ended) {
 
 void skn_remote_stall(void) { report_stall(false); }
 
-static void on_control(void *hctx, const skn_net_env *ne) {
+static void on_control(void *hctx, const skn_net_ctrl_hdr *h) {
   (void)hctx;
-  if (ne->tag == CTRL_DEADLOCK) {
+  if (h->kind == CTRL_DEADLOCK) {
     atomic_store(&D.declared, true); /* peers ending from now on are not failures */
+    skn_dev_ending();
     R.report_deadlock();              /* names the blocked ranks, exits */
   }
-  bool ended = ne->tag == -CTRL_STALLED;
-  if (R.pmi->proc == 0 && (ne->tag == CTRL_STALLED || ended) && ne->ctx > 0 && ne->ctx < R.pmi->nprocs &&
-      record(ne->ctx, ne->bytes, ne->cookie, ended))
+  bool ended = h->kind == -CTRL_STALLED;
+  if (R.pmi->proc == 0 && (h->kind == CTRL_STALLED || ended) && h->from_proc > 0 && h->from_proc < R.pmi->nprocs &&
+      record(h->from_proc, h->a, h->b, ended))
     declare_deadlock();
 }
 
@@ -442,10 +415,8 @@ static void on_control(void *hctx, const skn_net_env *ne) {
 
 static void on_peer_failed(void *hctx, int proc, const char *why) {
   (void)hctx;
-  if (atomic_load(&D.declared)) return; /* the others end on their own after a deadlock */
-  int first, count;
-  skn_pmi_block(R.pmi->world_size, R.pmi->nprocs, proc, &first, &count);
-  char host[256] = "unknown";
+  if (skn_dev_is_ending()) return; /* the others end on their own after a deadlock */
+  char host[256] = "unknown", where[320];
   void *val = NULL;
   size_t len = 0;
   if (skn_pmi_get(proc, "skein.host", &val, &len) == SKN_PMI_OK && len > 0 && len < sizeof host) {
@@ -453,14 +424,30 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
     host[len] = 0;
   }
   free(val);
-  skn_log("lost process %d (ranks %d-%d, node %d, host %s): %s; ending the job", proc, first, first + count - 1,
-          skn_pmi_node_of(proc), host, why);
-  _exit(SKN_EXIT_PEER_LOST);
+  snprintf(where, sizeof where, "node %d, host %s", skn_pmi_node_of(proc), host);
+  skn_dev_peer_lost(proc, where, why);
 }
 
 /* ------------------------------------------------------------------ progress */
 
 bool skn_remote_poll(void) { return R.net->progress(); }
+
+static bool ucx_progress(void) { return R.net->progress(); }
+
+static int ucx_control(int proc, int kind, uint64_t a, uint64_t b) {
+  skn_net_ctrl_hdr h = {.kind = kind, .from_proc = R.pmi->proc, .a = a, .b = b};
+  return R.net->control(proc, &h);
+}
+
+static const skn_transport ucx_transport = {
+    .name = "ucx",
+    .send = ucx_send,
+    .cancel_send = ucx_cancel_send,
+    .fetch = ucx_fetch,
+    .release = ucx_release,
+    .progress = ucx_progress,
+    .control = ucx_control,
+};
 
 /* Progresses while no worker does: while units spin in waiting loops they call the
  * transport themselves, and this thread sleeps until a worker is about to sleep
@@ -542,6 +529,8 @@ void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
       .cancel_done = on_cancel_done, .control = on_control, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
   if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
+  for (int p = 0; p < pi->nprocs; p++)
+    if (p != pi->proc) skn_dev_bind(p, &ucx_transport);
   if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
   int rc = pthread_create(&R.progress_thread, NULL, progress_main, NULL);
   if (rc != 0) skn_fatal("cannot start the network progress thread: %s", strerror(rc));

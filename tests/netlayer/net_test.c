@@ -74,7 +74,7 @@ static void check(const uint8_t *b, size_t n, int s, int d, int tag) {
 
 typedef struct item {
   struct item *next;
-  skn_net_env env;
+  skn_net_data_hdr env;
   uint8_t *data;     /* eager copy */
   skn_net_rndv *h;   /* rendezvous handle */
   uint64_t t_arrive;
@@ -90,7 +90,7 @@ static uint64_t acked_cookie_sum;
 static int acks;
 static int *next_tag; /* order mode: expected next tag per (src world, dst world) */
 
-static void record(const skn_net_env *env, const void *data, size_t len, skn_net_rndv *h) {
+static void record(const skn_net_data_hdr *env, const void *data, size_t len, skn_net_rndv *h) {
   item *it = calloc(1, sizeof *it);
   it->env = *env;
   it->h = h;
@@ -113,12 +113,12 @@ static void record(const skn_net_env *env, const void *data, size_t len, skn_net
   pthread_mutex_unlock(&inbox_lock);
 }
 
-static void on_deliver(void *c, const skn_net_env *env, const void *data, size_t len) {
+static void on_deliver(void *c, const skn_net_data_hdr *env, const void *data, size_t len) {
   if (len != env->bytes) FAIL("eager length %zu, envelope says %llu", len, (unsigned long long)env->bytes);
   record(env, data, len, NULL);
 }
-static void on_rndv(void *c, const skn_net_env *env, skn_net_rndv *h) { record(env, NULL, 0, h); }
-static void on_acked(void *c, const skn_net_env *env) {
+static void on_rndv(void *c, const skn_net_data_hdr *env, skn_net_rndv *h) { record(env, NULL, 0, h); }
+static void on_acked(void *c, const skn_net_ack_hdr *env) {
   if (env->cookie >= 1000 && env->cookie < 1064) acked[env->cookie - 1000]++;
   acked_cookie_sum += env->cookie;
   acks++;
@@ -203,7 +203,7 @@ static void wait_compl(compl *c, int n, const char *what) {
 /* Starts a send; an immediate completion is recorded as one. */
 static void send_from(int src_world, int dst_proc, int dst_world, int tag, const void *buf,
                       size_t len, uint32_t flags, uint64_t cookie, compl *c) {
-  skn_net_env env = {.ctx = 7, .src = src_world, .src_world = src_world,
+  skn_net_data_hdr env = {.ctx = 7, .src = src_world, .src_world = src_world,
                      .dst_world = dst_world, .tag = tag, .flags = flags, .cookie = cookie};
   memset(c, 0, sizeof *c);
   int rc = skn_net_send(dst_proc, &env, buf, len, on_done, c);
@@ -495,7 +495,7 @@ static void mode_sync(void) {
     for (int i = 0; i < NSYNC; i++) {
       item *it = recv_check(world_of(0), pi.first_rank, i, mix_sizes[i % NMIX]);
       if (!(it->env.flags & SKN_NET_SYNC) || it->env.cookie != 1000 + (uint64_t)i) FAIL("flags/cookie lost");
-      if (skn_net_ack(&it->env) != SKN_NET_OK) FAIL("ack %d", i);
+      if (skn_net_ack(&(skn_net_ack_hdr){.src_world = it->env.src_world, .cookie = it->env.cookie}) != SKN_NET_OK) FAIL("ack %d", i);
       item_free(it);
     }
   }
@@ -537,7 +537,7 @@ static void mode_kill(int victim) {
   double ms = (double)(failed_at - t_kill) / 1e6;
   printf("proc %d: detected the death of process %d after %.1f ms\n", pi.proc, victim, ms);
   if (ms > 10000) FAIL("detection took %.1f ms", ms);
-  skn_net_env env = {.src_world = pi.first_rank, .dst_world = world_of(victim)};
+  skn_net_data_hdr env = {.src_world = pi.first_rank, .dst_world = world_of(victim)};
   int rc = skn_net_send(victim, &env, &x, 1, NULL, NULL);
   if (rc != SKN_NET_ERR_PEER) FAIL("send to the dead process returned %d, not SKN_NET_ERR_PEER", rc);
   printf("PASS net_test %s proc %d\n", mode, pi.proc);
