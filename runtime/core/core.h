@@ -242,10 +242,11 @@ typedef struct skn_req {
   void *payload;           /* eager copy */
   struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
   _Atomic(uint32_t) net_pending; /* send to another process: events left (local completion, ack) */
-  const struct skn_transport *tp; /* envelope: the transport holding it (releases it) */
-  skn_sigsum sum;          /* envelope from another process: its type signature (dt NULL) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
   char cell[SKN_CELL_SIZE];
+  /* Envelopes only, set by the transport that queues one (not cleared by skn_req_alloc): */
+  const struct skn_transport *tp; /* the transport holding it (releases it) */
+  skn_sigsum sum;          /* from another process: its type signature (dt NULL) */
 } __attribute__((aligned(SKN_CACHELINE))) skn_req;
 
 SKN_INTERNAL skn_req *skn_req_alloc(struct skn_rank *me);

@@ -40,7 +40,7 @@ typedef struct skn_msg {
  * matched) and needs no request; otherwise it returns at once and r completes later,
  * with the same meaning. Never fails: resources that run out make the transport fall
  * back to a slower protocol, or end the job. */
-SKN_INTERNAL void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r);
+static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r); /* below: the peer's send */
 
 /* RECEIVE. Starts receive r (kind SKN_REQ_RECV; buf, count, dt, ctx, src, tag set; src
  * and tag may be wildcards). It matches the first queued message that fits, in arrival
@@ -159,6 +159,8 @@ typedef struct skn_transport {
   int (*flush)(skn_rank *me, skn_rank *target);
 } skn_transport;
 
+static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) { m->peer->tp->send(me, m, r); }
+
 /* The one-copy transport within a process (core/local.c). */
 SKN_INTERNAL extern const skn_transport skn_local_transport;
 /* Bound to proxies until their process's transport is: ends the job when used. */
@@ -178,8 +180,9 @@ SKN_INTERNAL void skn_dev_bind(int proc, const skn_transport *tp);
  * (make may choose a protocol by it). The envelope's kind, proto, ctx, src, tag, bytes,
  * dt or sum, and tp must be set; `filled` must stay 0 until its data is in place, and a
  * receiver that matches it meanwhile waits. */
-SKN_INTERNAL skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag,
-                                     skn_req *(*make)(void *arg, size_t buffered), void *arg);
+/* skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag,
+ *                         skn_req *(*make)(void *arg, size_t buffered), void *arg);
+ * (inline, in engine.h: the send hot path compiles it in) */
 
 /* How a message's data is held, for delivery. */
 enum skn_data_kind {
@@ -207,7 +210,7 @@ typedef struct skn_dev_msg {
  * receive capacity) bytes into r's buffer, or has the transport fetch them; sets r's
  * status fields. Returns true when r is complete (the caller completes it), false when a
  * fetch will complete it. */
-SKN_INTERNAL bool skn_dev_deliver(skn_req *r, const skn_dev_msg *m);
+/* bool skn_dev_deliver(skn_req *r, const skn_dev_msg *m); (inline, in engine.h) */
 /* A fetch started by skn_dev_deliver finished: unpacks a non-contiguous receive's bounce
  * buffer and completes r. Called by transports, from any thread. */
 SKN_INTERNAL void skn_dev_fetched(skn_req *r);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "engine.h"
 
 typedef struct local_send {
   skn_rank *me;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "engine.h"
 #include "../../netlayer/pmi/pmi.h"
 #include "../../netlayer/ucx/net.h"
 

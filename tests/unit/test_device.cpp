@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "core/engine.h"
 #include "sched/sched.h"
 }
 
