@@ -79,7 +79,7 @@ static int *positions(const skn_group *g) {
 
 /* ------------------------------------------------------------------ queries */
 
-static int members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members, MPI_Group *group) {
+int skn_api_members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members, MPI_Group *group) {
   int *w = alloc_ranks(n);
   if (!w) return nomem(me, fn);
   for (int i = 0; i < n; i++) w[i] = members[i]->world_rank;
@@ -92,7 +92,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
   skn_comm_view *v = skn_api_comm(me, comm);
   if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
   if (!group) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "group=NULL");
-  return members_group(me, fn, v->comm->size, v->comm->members, group);
+  return skn_api_members_group(me, fn, v->comm->size, v->comm->members, group);
 }
 SKN_WEAK_ALIAS(Comm_group);
 
@@ -103,7 +103,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
   if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not an intercommunicator");
   if (!group) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "group=NULL");
-  return members_group(me, fn, v->comm->rsize, v->comm->rmembers, group);
+  return skn_api_members_group(me, fn, v->comm->rsize, v->comm->rmembers, group);
 }
 SKN_WEAK_ALIAS(Comm_remote_group);
 
