@@ -13,7 +13,7 @@
  *                    waits in MPI_Barrier (1.0: truly one-sided)
  *        mpiexec -n 16 rma [reps]    every rank MPI_Fetch_and_op(+1) on one counter at
  *          rank 0 under lock_all: fop_rate (million ops per second, all ranks together)
- * Each figure is the median of `reps` timed batches (default 11); one line per figure:
+ * Each figure is the median of `reps` timed batches (default 7); one line per figure:
  * "name value unit".
  */
 #include <mpi.h>
@@ -21,7 +21,7 @@
 
 #include "bench_util.h"
 
-#define SMALL_ITERS 20000
+#define SMALL_ITERS 5000
 #define BIG (4 << 20)
 
 static double now(void) { return MPI_Wtime(); }
@@ -65,7 +65,7 @@ static void pair(int rank, int reps) {
             MPI_Accumulate(&one, 1, MPI_LONG_LONG, 1, 64, 1, MPI_LONG_LONG, MPI_SUM, win);
             MPI_Win_flush(1, win);
         });
-        int big_iters = 20;
+        int big_iters = 10;
         TIME_OPS(put_bw, reps, big_iters, {
             MPI_Put(src, BIG, MPI_BYTE, 1, 0, BIG, MPI_BYTE, win);
             MPI_Win_flush(1, win);
@@ -102,12 +102,10 @@ static void pair(int rank, int reps) {
                 MPI_Win_unlock_all(win);
                 tv[r] = now() - t0;
             } else if (busy) {
-                /* compute for 4x the idle time (at least 2 ms) */
-                double span = t_idle * 4 > 0.002 ? t_idle * 4 : 0.002, t0 = now();
+                double t0 = now();
                 volatile double x = 0;
-                while (now() - t0 < span)
+                while (now() - t0 < compute)
                     for (int i = 0; i < 100; i++) x += i;
-                compute = span;
             }
             MPI_Barrier(MPI_COMM_WORLD);
         }
@@ -115,6 +113,7 @@ static void pair(int rank, int reps) {
         MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         if (busy) t_busy = m;
         else t_idle = m;
+        compute = t_idle * 4 > 0.002 ? t_idle * 4 : 0.002; /* the target computes 4x the idle time, >= 2 ms */
     }
     if (rank == 0) {
         printf("put_lat %.4f us\n", put_lat * 1e6);
@@ -138,10 +137,21 @@ static void counter(int rank, int size, int reps) {
     MPI_Win win;
     MPI_Win_allocate(64, sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     mem[0] = 0;
-    int iters = 20000;
+    MPI_Barrier(MPI_COMM_WORLD); /* zeroed before anyone adds */
     double tv[BENCH_MAX_REPS];
     long long one = 1, got;
     MPI_Win_lock_all(0, win);
+    /* calibration: batches of about 0.2 s, 20 to 2000 ops per rank (an MPI that needs the
+     * target's progress can take tens of microseconds per op here) */
+    double t0 = now(), cal, slow;
+    for (int i = 0; i < 20; i++) {
+        MPI_Fetch_and_op(&one, &got, MPI_LONG_LONG, 0, 0, MPI_SUM, win);
+        MPI_Win_flush(0, win);
+    }
+    cal = now() - t0;
+    MPI_Allreduce(&cal, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    int iters = (int)(0.2 / (slow / 20));
+    iters = iters < 20 ? 20 : iters > 2000 ? 2000 : iters;
     for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now();
@@ -156,12 +166,12 @@ static void counter(int rank, int size, int reps) {
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        long long want = (long long)size * iters * reps;
+        long long want = (long long)size * (iters * reps + 20);
         if (mem[0] != want) {
             fprintf(stderr, "rma: counter %lld, expected %lld\n", mem[0], want);
             exit(1);
         }
-        printf("fop_rate %.2f Mops/s (%d ranks)\n", (double)size * iters / bench_median(tv, reps) / 1e6, size);
+        printf("fop_rate %.4f Mops/s (%d ranks, %d ops each per batch)\n", (double)size * iters / bench_median(tv, reps) / 1e6, size, iters);
     }
     MPI_Win_free(&win);
 }
@@ -171,8 +181,8 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int reps = argc > 1 ? atoi(argv[1]) : 11;
-    if (reps < 1 || reps > BENCH_MAX_REPS) reps = 11;
+    int reps = argc > 1 ? atoi(argv[1]) : 7;
+    if (reps < 1 || reps > BENCH_MAX_REPS) reps = 7;
     if (size == 2) pair(rank, reps);
     else counter(rank, size, reps);
     MPI_Finalize();

@@ -4,7 +4,7 @@
 #
 # usage: apps/bench/rmacompare.sh SKEIN_PREFIX [R] [OUT.md]
 #   SKEIN_PREFIX  Skein install prefix (its bin/mpicc and bin/mpiexec)
-#   R             rounds (default 3); each run is already the median of 11 batches
+#   R             rounds (default 3); each run is already the median of 7 batches
 #   OUT.md        also write the markdown table there
 # MPICH runs with -bind-to core, Open MPI with the shared-memory BTL (vader) as in
 # apps/compare.sh; its one-sided component is whatever it picks (osc sm on one node).

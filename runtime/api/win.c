@@ -755,7 +755,9 @@ static int flush(const char *fn, int rank, MPI_Win win, bool all) {
     return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
   bool open = v->lock_all || (all ? v->nlocked > 0 : (rank == MPI_PROC_NULL || v->locked[rank]));
   if (!open) return WIN_ERR(MPI_ERR_RMA_SYNC, "no passive-target epoch is open%s", all ? "" : " to that target");
-  atomic_thread_fence(memory_order_seq_cst);
+  /* The data is in place already; what follows (a flag put, a message, an unlock) must
+   * not be seen before it: a release fence, free on x86. Win_sync is the full fence. */
+  atomic_thread_fence(memory_order_acq_rel);
   return MPI_SUCCESS;
 }
 

@@ -417,7 +417,7 @@ void skn_rma_accumulate(skn_win *w, int op, int basic, const void *origin, size_
   tpos tp = {tt, taddr, 0, 0, 0};
   for (size_t s0 = 0; s0 < total; s0 += chunk) {
     size_t n = total - s0 < chunk ? total - s0 : chunk;
-    if (ocount * ot->size < s0 + n && op != OP_NO_OP) break; /* the API checks sizes; stay in bounds anyway */
+    if (op != OP_NO_OP && ocount * ot->size < s0 + n) break; /* the API checks sizes; stay in bounds anyway */
     if (!in_direct) skn_dt_pack_at(inbuf, origin, ot, s0, n);
     for (size_t s = 0; s < n; s += bs) {
       char *tgt = tt->contig ? taddr + s0 + s : tpos_take(&tp, bs);

@@ -116,6 +116,25 @@ int main(int argc, char **argv) {
         CHECK(pr[0].v == 3 && pr[0].i == 9, "MINLOC[0] (got %d,%d)", pr[0].v, pr[0].i);
         CHECK(pr[1].v == 5 && pr[1].i == 0, "MINLOC[1] ties take the smaller index (got %d,%d)", pr[1].v, pr[1].i);
         CHECK(pr[2].v == 2 && pr[2].i == 0, "MINLOC[2] (got %d,%d)", pr[2].v, pr[2].i);
+        struct { int v, i; } pn[3]; /* NO_OP: origin arguments ignored */
+        MPI_CHECK(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, pn, 3, MPI_2INT, 0, 8, 3, MPI_2INT, MPI_NO_OP, win));
+        CHECK(pn[0].v == 3 && pn[1].i == 0 && pn[2].v == 2, "Get_accumulate(MPI_NO_OP) of 3 pairs");
+        /* derived target (every other long long), contiguous origin and result */
+        long long seq[8], add4[4] = {100, 100, 100, 100}, old4[4], now8[8];
+        for (int i = 0; i < 8; i++) seq[i] = i;
+        MPI_CHECK(MPI_Put(seq, 8, MPI_LONG_LONG, 0, 20, 8, MPI_LONG_LONG, win));
+        MPI_CHECK(MPI_Win_flush(0, win));
+        MPI_Datatype every2;
+        MPI_Type_vector(4, 1, 2, MPI_LONG_LONG, &every2);
+        MPI_Type_commit(&every2);
+        MPI_CHECK(MPI_Get_accumulate(add4, 4, MPI_LONG_LONG, old4, 4, MPI_LONG_LONG, 0, 20, 1, every2, MPI_SUM, win));
+        MPI_CHECK(MPI_Win_flush(0, win));
+        MPI_CHECK(MPI_Get(now8, 8, MPI_LONG_LONG, 0, 20, 8, MPI_LONG_LONG, win));
+        MPI_CHECK(MPI_Win_flush(0, win));
+        for (int i = 0; i < 4; i++) CHECK(old4[i] == 2 * i, "strided Get_accumulate old[%d] = %lld", i, old4[i]);
+        for (int i = 0; i < 8; i++)
+            CHECK(now8[i] == (i % 2 ? i : i + 100), "strided Get_accumulate target[%d] = %lld", i, now8[i]);
+        MPI_Type_free(&every2);
         struct { short v; int i; } s0[2] = {{4, 4}, {8, 8}}, sa[2] = {{6, 1}, {1, 2}}, sr[2];
         MPI_CHECK(MPI_Put(s0, 2, MPI_SHORT_INT, 0, 12, 2, MPI_SHORT_INT, win));
         MPI_CHECK(MPI_Win_flush(0, win));
