@@ -40,6 +40,16 @@ int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype t, int keyval, void *val, void *extra) 
   return MPI_COMM_NULL_DELETE_FN(t, keyval, val, extra);
 }
 
+int MPI_WIN_NULL_COPY_FN(MPI_Win w, int keyval, void *extra, void *in, void *out, int *flag) {
+  return MPI_COMM_NULL_COPY_FN(w, keyval, extra, in, out, flag);
+}
+int MPI_WIN_DUP_FN(MPI_Win w, int keyval, void *extra, void *in, void *out, int *flag) {
+  return MPI_COMM_DUP_FN(w, keyval, extra, in, out, flag);
+}
+int MPI_WIN_NULL_DELETE_FN(MPI_Win w, int keyval, void *val, void *extra) {
+  return MPI_COMM_NULL_DELETE_FN(w, keyval, val, extra);
+}
+
 /* ------------------------------------------------------------------ predefined attributes
  * Immutable values shared by all ranks; Comm_get_attr hands out pointers to them. */
 
@@ -72,7 +82,7 @@ static void *predefined_value(int keyval) {
 
 /* ------------------------------------------------------------------ keyvals */
 
-static const char *const kind_names[] = {"", "communicator", "datatype"};
+static const char *const kind_names[] = {"", "communicator", "datatype", "window"};
 
 /* Caller holds the rank lock. NULL unless keyval names a live entry (freed or not). */
 static skn_keyval *kv_get(skn_rank *me, int keyval) {
@@ -468,6 +478,78 @@ int skn_type_attrs_free(skn_rank *me, MPI_Datatype t) {
   free(m);
   return MPI_SUCCESS;
 }
+
+/* ------------------------------------------------------------------ window attributes
+ * Windows are never duplicated, so copy callbacks are kept but never called. Errors go
+ * to the window's error handler through skn_api_win_error. */
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn,
+                           int *keyval, void *extra_state) {
+  return keyval_create("MPI_Win_create_keyval", SKN_KEYVAL_WIN, (MPI_Comm_copy_attr_function *)copy_fn,
+                       (MPI_Comm_delete_attr_function *)delete_fn, keyval, extra_state);
+}
+SKN_WEAK_ALIAS(Win_create_keyval);
+
+int PMPI_Win_free_keyval(int *keyval) { return keyval_free("MPI_Win_free_keyval", SKN_KEYVAL_WIN, keyval); }
+SKN_WEAK_ALIAS(Win_free_keyval);
+
+/* attr_obj's errcomm is a communicator; window calls check the keyval first so that a
+ * bad one reports on the window. */
+static int win_obj(skn_rank *me, const char *fn, MPI_Win win, int keyval, bool predefined_ok, attr_obj *o) {
+  skn_win_view *v = skn_api_win(me, win);
+  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+  if (predefined_ok && keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL) {
+    *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, MPI_COMM_WORLD};
+    return MPI_SUCCESS;
+  }
+  skn_rank_lock(me);
+  skn_keyval *k = kv_get(me, keyval);
+  bool ok = k && !k->freed && k->kind == SKN_KEYVAL_WIN;
+  skn_rank_unlock(me);
+  if (!ok) return skn_api_win_error(me, win, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid window keyval", keyval);
+  *o = (attr_obj){SKN_KEYVAL_WIN, win, &v->attrs, MPI_COMM_WORLD};
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val) {
+  static const char fn[] = "MPI_Win_set_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = win_obj(me, fn, win, keyval, false, &o);
+  return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
+}
+SKN_WEAK_ALIAS(Win_set_attr);
+
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+  static const char fn[] = "MPI_Win_get_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = win_obj(me, fn, win, keyval, true, &o);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!attribute_val || !flag) return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
+  if (!o.list) { /* predefined: MPI_WIN_BASE is the base itself, the others point to values */
+    skn_win_view *v = skn_api_win(me, win);
+    void *p = keyval == MPI_WIN_BASE ? v->base
+              : keyval == MPI_WIN_SIZE ? (void *)&v->size_attr
+              : keyval == MPI_WIN_DISP_UNIT ? (void *)&v->disp_unit
+              : keyval == MPI_WIN_CREATE_FLAVOR ? (void *)&v->flavor
+                                                : (void *)&v->model;
+    *(void **)attribute_val = p;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  return attr_get(me, fn, &o, keyval, attribute_val, flag);
+}
+SKN_WEAK_ALIAS(Win_get_attr);
+
+int PMPI_Win_delete_attr(MPI_Win win, int keyval) {
+  static const char fn[] = "MPI_Win_delete_attr";
+  skn_rank *me = skn_api_self(fn);
+  attr_obj o;
+  int rc = win_obj(me, fn, win, keyval, false, &o);
+  return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
+}
+SKN_WEAK_ALIAS(Win_delete_attr);
 
 /* ------------------------------------------------------------------ MPI-1 names (deprecated) */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "objects.h"
 
 static const char *const class_names[MPI_ERR_LASTCODE + 1][2] = {
     [MPI_SUCCESS] = {"MPI_SUCCESS", "no error"},
@@ -77,28 +77,45 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
   return v ? v->name : "invalid communicator";
 }
 
-int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
-  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
-  int h = v->errhandler;
+/* Calls error handler h (of a communicator or window) on object *obj, or ends the job. */
+static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, const char *fmt, va_list ap) {
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
   if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)me->nerrhs && me->errhs[idx].fn) {
-    int c = comm, code = errclass;
-    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
-    me->errhs[idx].fn(&c, &code);
+    int code = errclass;
+    me->errhs[idx].fn(obj, &code);
     return errclass;
   }
   char detail[512];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
   fflush(NULL);
   skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn,
           class_names[errclass][1], detail, class_names[errclass][0]);
   _exit(1);
+}
+
+int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
+  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
+  int c = skn_api_comm(me, comm) ? comm : MPI_COMM_WORLD;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = report(me, v->errhandler, &c, errclass, fn, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
+  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
+  skn_win_view *v = skn_api_win(me, win);
+  int h = v ? v->errhandler : skn_rank_comm_slot(me, 1)->errhandler;
+  int obj = v ? win : MPI_COMM_WORLD;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = report(me, h, &obj, errclass, fn, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 int PMPI_Error_class(int errorcode, int *errorclass) {
@@ -131,9 +148,9 @@ static int errh_index(skn_rank *me, int h) {
   return (int)idx;
 }
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
-  skn_rank *me = skn_api_self("MPI_Comm_create_errhandler");
-  if (!fn) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function=NULL");
+static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *f, MPI_Errhandler *errhandler) {
+  skn_rank *me = skn_api_self(fn);
+  if (!f || !errhandler) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function or errhandler NULL");
   skn_rank_lock(me);
   int idx = me->nerrhs;
   for (int i = 3; i < me->nerrhs; i++)
@@ -147,16 +164,20 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
       skn_errhandler *n = realloc(me->errhs, sizeof *n * (size_t)me->nerrhs * 2);
       if (!n) {
         skn_rank_unlock(me);
-        return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
+        return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
       }
       me->errhs = n;
     }
     me->nerrhs++;
   }
-  me->errhs[idx] = (skn_errhandler){true, fn};
+  me->errhs[idx] = (skn_errhandler){true, f};
   skn_rank_unlock(me);
   *errhandler = SKN_HANDLE(SKN_KIND_ERRHANDLER, idx);
   return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+  return create_errhandler("MPI_Comm_create_errhandler", fn, errhandler);
 }
 SKN_WEAK_ALIAS(Comm_create_errhandler);
 
@@ -201,3 +222,45 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Errhandler_free);
+
+/* ------------------------------------------------------------------ window error handlers
+ * Same table as communicator handlers: both are called as fn(&handle, &code). */
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler) {
+  return create_errhandler("MPI_Win_create_errhandler", (MPI_Comm_errhandler_function *)fn, errhandler);
+}
+SKN_WEAK_ALIAS(Win_create_errhandler);
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  static const char fn[] = "MPI_Win_set_errhandler";
+  skn_rank *me = skn_api_self(fn);
+  skn_win_view *v = skn_api_win(me, win);
+  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+  if (errh_index(me, errhandler) < 0)
+    return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "errhandler=%#x", (unsigned)errhandler);
+  v->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_set_errhandler);
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
+  static const char fn[] = "MPI_Win_get_errhandler";
+  skn_rank *me = skn_api_self(fn);
+  skn_win_view *v = skn_api_win(me, win);
+  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+  if (!errhandler) return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "errhandler=NULL");
+  *errhandler = v->errhandler;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_get_errhandler);
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  static const char fn[] = "MPI_Win_call_errhandler";
+  skn_rank *me = skn_api_self(fn);
+  if (!skn_api_win(me, win))
+    return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+  int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
+  skn_api_win_error(me, win, cls, fn, "errorcode=%d", errorcode);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_call_errhandler);

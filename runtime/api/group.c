@@ -79,7 +79,7 @@ static int *positions(const skn_group *g) {
 
 /* ------------------------------------------------------------------ queries */
 
-static int members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members, MPI_Group *group) {
+int skn_api_members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members, MPI_Group *group) {
   int *w = alloc_ranks(n);
   if (!w) return nomem(me, fn);
   for (int i = 0; i < n; i++) w[i] = members[i]->world_rank;
@@ -92,12 +92,12 @@ static int members_group(skn_rank *me, const char *fn, int n, skn_rank *const *m
  * it names. */
 
 static int impl_Comm_group(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group *group) {
-  return members_group(me, fn, v->comm->size, v->comm->members, group);
+  return skn_api_members_group(me, fn, v->comm->size, v->comm->members, group);
 }
 
 static int impl_Comm_remote_group(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group *group) {
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not an intercommunicator");
-  return members_group(me, fn, v->comm->rsize, v->comm->rmembers, group);
+  return skn_api_members_group(me, fn, v->comm->rsize, v->comm->rmembers, group);
 }
 
 static int impl_Group_size(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int *size) {

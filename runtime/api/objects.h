@@ -51,6 +51,9 @@ typedef struct skn_group {
 
 /* The calling rank's group for handle h, or NULL. */
 SKN_INTERNAL const skn_group *skn_api_group(skn_rank *me, MPI_Group h);
+/* A new group handle of the given ranks, in order (MPI_Comm_group, MPI_Win_get_group). */
+SKN_INTERNAL int skn_api_members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members,
+                                       MPI_Group *group);
 
 /* Comm_create_group's agreement without the parent's barrier: the group's first member
  * in this process creates this process's copy of the communicator (context id new_ctx,
@@ -96,11 +99,11 @@ SKN_INTERNAL void skn_topo_release(skn_topo *t);
 
 #define SKN_KEYVAL_BASE 64 /* user keyvals are SKN_KEYVAL_BASE + table index */
 
-enum { SKN_KEYVAL_COMM = 1, SKN_KEYVAL_TYPE = 2 };
+enum { SKN_KEYVAL_COMM = 1, SKN_KEYVAL_TYPE = 2, SKN_KEYVAL_WIN = 3 };
 
 /* Copy and delete callbacks of both kinds share one shape (the handle is an int). */
 typedef struct skn_keyval {
-  int kind;                 /* SKN_KEYVAL_COMM or SKN_KEYVAL_TYPE */
+  int kind;                 /* SKN_KEYVAL_COMM, _TYPE or _WIN */
   MPI_Comm_copy_attr_function *copy;
   MPI_Comm_delete_attr_function *del;
   void *extra;
@@ -135,6 +138,45 @@ SKN_INTERNAL int skn_type_attrs_free(skn_rank *me, MPI_Datatype type);
 static inline int skn_attr_errclass(int code) {
   return code > MPI_SUCCESS && code <= MPI_ERR_LASTCODE ? code : MPI_ERR_OTHER;
 }
+
+/* ---------------------------------------------------------------- windows (api/win.c) */
+
+struct skn_win;
+
+/* A rank's view of a window: what the standard makes per process (name, attributes,
+ * error handler, info) and the rank's epochs. Touched by the rank only. */
+typedef struct skn_win_view {
+  struct skn_win *win;
+  int rank, size;
+  int errhandler;
+  char name[MPI_MAX_OBJECT_NAME];
+  skn_attr *attrs;
+  int *wranks;            /* window rank -> world rank */
+  /* epochs */
+  bool fence;             /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
+  int lock_all;           /* 0, or 1 + whether MPI_MODE_NOCHECK skipped the lock words */
+  uint8_t *locked;        /* per target: 0, or SKN_WLOCK_* bits */
+  int nlocked;
+  int *access, naccess;   /* PSCW access epoch: targets (window ranks), -1 when none */
+  uint8_t *in_access;     /* per target: in the access group */
+  int nexposure;          /* PSCW exposure epoch: origins, -1 when none */
+  /* predefined attribute values (Win_get_attr hands out pointers to them) */
+  void *base;
+  MPI_Aint size_attr;
+  int disp_unit, flavor, model;
+  /* info keys (Win_set_info / Win_get_info) */
+  bool no_locks, same_size, same_disp_unit, noncontig;
+  char acc_ordering[64], acc_ops[32];
+} skn_win_view;
+
+enum { SKN_WLOCK_SHARED = 1, SKN_WLOCK_EXCL = 2, SKN_WLOCK_NOCHECK = 4 };
+
+/* The calling rank's view for handle h, or NULL. */
+SKN_INTERNAL skn_win_view *skn_api_win(skn_rank *me, MPI_Win h);
+/* Reports an error on window `win` through its error handler (MPI_COMM_WORLD's when
+ * win is not valid), as skn_api_error does for communicators. */
+SKN_INTERNAL int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* ---------------------------------------------------------------- info */
 

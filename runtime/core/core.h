@@ -462,6 +462,9 @@ typedef struct skn_rank {
   int nkeyvals;
   struct skn_info **infos;
   int ninfos;
+  /* windows, by handle (api/win.c); index 0 is MPI_WIN_NULL */
+  struct skn_win_view **wins;
+  int nwins;
   /* user reduction operations, indexed by handle - SKN_OP_PREDEFINED_COUNT */
   struct skn_user_op *ops;
   int nops;

@@ -1,0 +1,781 @@
+/* One-sided communication: the MPI entry points. Argument checks, handle translation,
+ * epoch bookkeeping and error classes; the windows, synchronization words and data
+ * paths are core/rma.c. A window's handle indexes the calling rank's table of views
+ * (me->wins); the window object itself is shared by its members. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects.h"
+#include "../core/rma.h"
+
+/* ------------------------------------------------------------------ handles */
+
+skn_win_view *skn_api_win(skn_rank *me, MPI_Win h) {
+  unsigned idx = (unsigned)h & 0xffffffu;
+  if (((unsigned)h >> 24) != SKN_KIND_WIN || idx == 0 || idx >= (unsigned)me->nwins) return NULL;
+  return me->wins[idx];
+}
+
+#define WIN_ERR(cls, ...) skn_api_win_error(me, win, cls, fn, __VA_ARGS__)
+
+/* Looks up the view or reports MPI_ERR_WIN. */
+#define GET_VIEW(v)                                                                          \
+  skn_win_view *v = skn_api_win(me, win);                                                    \
+  if (SKN_UNLIKELY(!v)) return WIN_ERR(MPI_ERR_WIN, "win=%#x is not a valid window", (unsigned)win)
+
+static void view_free(skn_win_view *v) {
+  if (!v) return;
+  free(v->wranks);
+  free(v->locked);
+  free(v->access);
+  free(v->in_access);
+  free(v);
+}
+
+/* ------------------------------------------------------------------ info */
+
+static bool info_flag(MPI_Info info, const char *key, bool *out) {
+  char val[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info == MPI_INFO_NULL || PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag) != MPI_SUCCESS || !flag)
+    return false;
+  *out = !strcmp(val, "true");
+  return true;
+}
+
+static void info_string(MPI_Info info, const char *key, char *out, size_t cap) {
+  char val[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info == MPI_INFO_NULL || PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag) != MPI_SUCCESS || !flag)
+    return;
+  snprintf(out, cap, "%.*s", (int)cap - 1, val);
+}
+
+static void apply_info(skn_win_view *v, MPI_Info info) {
+  info_flag(info, "no_locks", &v->no_locks);
+  info_flag(info, "same_size", &v->same_size);
+  info_flag(info, "same_disp_unit", &v->same_disp_unit);
+  info_string(info, "accumulate_ordering", v->acc_ordering, sizeof v->acc_ordering);
+  info_string(info, "accumulate_ops", v->acc_ops, sizeof v->acc_ops);
+}
+
+static int check_info(skn_rank *me, const char *fn, MPI_Info info, MPI_Comm comm) {
+  int n;
+  if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+    return skn_api_error(me, comm, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)info);
+  return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ creation */
+
+/* Window creation, all flavors. base: the user's memory (create); baseptr: where to store
+ * the allocated memory's address (allocate flavors). */
+static int create(const char *fn, int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                  void *baseptr, MPI_Win *win_out) {
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *cv = skn_api_comm(me, comm);
+  if (!cv) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+  int rc = skn_api_intra_only(me, cv, comm, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!win_out) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "win=NULL");
+  if (size < 0) return skn_api_error(me, comm, MPI_ERR_SIZE, fn, "size=%td is negative", size);
+  if (disp_unit <= 0) return skn_api_error(me, comm, MPI_ERR_DISP, fn, "disp_unit=%d is not positive", disp_unit);
+  if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
+    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "baseptr=NULL");
+  if ((rc = check_info(me, fn, info, comm)) != MPI_SUCCESS) return rc;
+  skn_comm *c = cv->comm;
+  /* Every member sees the same communicator: all refuse alike, nobody waits. */
+  if (c->x)
+    return skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                         "windows whose group spans several processes are not supported yet (the communicator has "
+                         "members in %d processes; see docs/user-guide.md, One-sided communication)",
+                         c->x->nprocs);
+  skn_win_view *v = calloc(1, sizeof *v);
+  int n = c->size;
+  if (v) {
+    v->wranks = malloc(sizeof(int) * (size_t)n);
+    v->locked = calloc((size_t)n, 1);
+    v->access = malloc(sizeof(int) * (size_t)n);
+    v->in_access = calloc((size_t)n, 1);
+  }
+  if (!v || !v->wranks || !v->locked || !v->access || !v->in_access) {
+    view_free(v);
+    return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a window");
+  }
+  for (int i = 0; i < n; i++) v->wranks[i] = c->members[i]->world_rank;
+  v->rank = cv->rank;
+  v->size = n;
+  v->errhandler = MPI_ERRORS_ARE_FATAL; /* the standard's default for windows */
+  v->naccess = -1;
+  v->nexposure = -1;
+  snprintf(v->acc_ordering, sizeof v->acc_ordering, "rar,raw,war,waw");
+  snprintf(v->acc_ops, sizeof v->acc_ops, "same_op_no_op");
+  apply_info(v, info);
+  info_flag(info, "alloc_shared_noncontig", &v->noncontig);
+  skn_api_coll_order(me, cv); /* the creation uses the communicator's collective slots */
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_win *w = skn_win_create(me, c, cv->rank, flavor, base, flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : (size_t)size,
+                              disp_unit, v->noncontig);
+  skn_api_leave(me);
+  if (!w) {
+    view_free(v);
+    return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a window of %td bytes", size);
+  }
+  v->win = w;
+  v->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : w->t[v->rank].base;
+  v->size_attr = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
+  v->disp_unit = disp_unit;
+  v->flavor = flavor;
+  v->model = MPI_WIN_UNIFIED;
+  skn_rank_lock(me);
+  int idx;
+  SKN_TABLE_SLOT(me->wins, me->nwins, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(me->wins, me->nwins, 1, idx); /* index 0 is MPI_WIN_NULL */
+  if (idx >= 0) me->wins[idx] = v;
+  skn_rank_unlock(me);
+  if (idx < 0) { /* the others have their handles: this rank's view is what is missing */
+    skn_win_free(me, w);
+    view_free(v);
+    return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a window handle");
+  }
+  *win_out = SKN_HANDLE(SKN_KIND_WIN, idx);
+  if (baseptr) *(void **)baseptr = v->base;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  return create("MPI_Win_create", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+}
+SKN_WEAK_ALIAS(Win_create);
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  return create("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+SKN_WEAK_ALIAS(Win_allocate);
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                             MPI_Win *win) {
+  return create("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+SKN_WEAK_ALIAS(Win_allocate_shared);
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  return create("MPI_Win_create_dynamic", MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, 1, info, comm, NULL, win);
+}
+SKN_WEAK_ALIAS(Win_create_dynamic);
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
+  static const char fn[] = "MPI_Win_shared_query";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (v->flavor != MPI_WIN_FLAVOR_SHARED)
+    return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_allocate_shared");
+  if (rank != MPI_PROC_NULL && (rank < 0 || rank >= v->size))
+    return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
+  if (!size || !disp_unit || !baseptr) return WIN_ERR(MPI_ERR_ARG, "size, disp_unit or baseptr NULL");
+  skn_win *w = v->win;
+  int r = rank;
+  if (rank == MPI_PROC_NULL) { /* the first member with memory */
+    r = 0;
+    while (r < v->size - 1 && w->t[r].size == 0) r++;
+  }
+  *size = (MPI_Aint)w->t[r].size;
+  *disp_unit = w->t[r].disp_unit;
+  *(void **)baseptr = w->t[r].base;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_shared_query);
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
+  static const char fn[] = "MPI_Win_attach";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (v->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_create_dynamic");
+  if (size < 0) return WIN_ERR(MPI_ERR_SIZE, "size=%td is negative", size);
+  if (!base && size > 0) return WIN_ERR(MPI_ERR_ARG, "base=NULL");
+  int rc = skn_win_attach(v->win, v->rank, base, (size_t)size);
+  if (rc == SKN_ERR_NOMEM) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory");
+  if (rc != SKN_OK) return WIN_ERR(MPI_ERR_RMA_ATTACH, "[%p, +%td) overlaps memory attached already", base, size);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_attach);
+
+int PMPI_Win_detach(MPI_Win win, const void *base) {
+  static const char fn[] = "MPI_Win_detach";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (v->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_create_dynamic");
+  if (!skn_win_detach(v->win, v->rank, base))
+    return WIN_ERR(MPI_ERR_RMA_ATTACH, "base=%p starts no region attached by this rank", base);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_detach);
+
+static bool in_epoch_any(const skn_win_view *v) {
+  return v->lock_all || v->nlocked || v->naccess >= 0 || v->nexposure >= 0;
+}
+
+int PMPI_Win_free(MPI_Win *winp) {
+  static const char fn[] = "MPI_Win_free";
+  skn_rank *me = skn_api_self(fn);
+  MPI_Win win = winp ? *winp : MPI_WIN_NULL;
+  GET_VIEW(v);
+  if (in_epoch_any(v))
+    return WIN_ERR(MPI_ERR_RMA_SYNC, "an epoch is still open (%s)",
+                   v->lock_all ? "MPI_Win_lock_all without MPI_Win_unlock_all"
+                   : v->nlocked ? "MPI_Win_lock without MPI_Win_unlock"
+                   : v->naccess >= 0 ? "MPI_Win_start without MPI_Win_complete"
+                                     : "MPI_Win_post without MPI_Win_wait");
+  int rc = skn_attr_delete_all(me, win, &v->attrs);
+  if (rc != MPI_SUCCESS)
+    return WIN_ERR(skn_attr_errclass(rc), "an attribute delete callback failed (%d)", rc);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_win_free(me, v->win);
+  skn_api_leave(me);
+  skn_rank_lock(me);
+  me->wins[(unsigned)win & 0xffffffu] = NULL;
+  skn_rank_unlock(me);
+  view_free(v);
+  *winp = MPI_WIN_NULL;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_free);
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) {
+  static const char fn[] = "MPI_Win_get_group";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!group) return WIN_ERR(MPI_ERR_ARG, "group=NULL");
+  return skn_api_members_group(me, fn, v->size, v->win->comm->members, group);
+}
+SKN_WEAK_ALIAS(Win_get_group);
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  static const char fn[] = "MPI_Win_set_info";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  int n;
+  if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+    return WIN_ERR(MPI_ERR_INFO, "info=%#x is not a valid info object", (unsigned)info);
+  apply_info(v, info);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_set_info);
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+  static const char fn[] = "MPI_Win_get_info";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!info_used) return WIN_ERR(MPI_ERR_ARG, "info_used=NULL");
+  MPI_Info i;
+  if (PMPI_Info_create(&i) != MPI_SUCCESS) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory for an info object");
+  PMPI_Info_set(i, "no_locks", v->no_locks ? "true" : "false");
+  PMPI_Info_set(i, "accumulate_ordering", v->acc_ordering);
+  PMPI_Info_set(i, "accumulate_ops", v->acc_ops);
+  PMPI_Info_set(i, "same_size", v->same_size ? "true" : "false");
+  PMPI_Info_set(i, "same_disp_unit", v->same_disp_unit ? "true" : "false");
+  if (v->flavor == MPI_WIN_FLAVOR_SHARED) PMPI_Info_set(i, "alloc_shared_noncontig", v->noncontig ? "true" : "false");
+  *info_used = i;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_get_info);
+
+int PMPI_Win_set_name(MPI_Win win, const char *name) {
+  static const char fn[] = "MPI_Win_set_name";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!name) return WIN_ERR(MPI_ERR_ARG, "win_name=NULL");
+  snprintf(v->name, sizeof v->name, "%s", name);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_set_name);
+
+int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen) {
+  static const char fn[] = "MPI_Win_get_name";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!name || !resultlen) return WIN_ERR(MPI_ERR_ARG, "win_name or resultlen NULL");
+  snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->name);
+  *resultlen = (int)strlen(name);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_get_name);
+
+/* ------------------------------------------------------------------ communication */
+
+/* The target of an operation: *addr is where its data starts; *skip when target_rank is
+ * MPI_PROC_NULL (nothing to do). Checks the epoch, the types, the sizes and the range:
+ * nothing outside the target's window is ever touched. */
+typedef struct rma_target {
+  skn_win *w;
+  char *addr;
+  const skn_dtype *tt;
+  bool skip;
+} rma_target;
+
+static int check_type(skn_rank *me, const char *fn, MPI_Win win, int count, MPI_Datatype dt, const skn_dtype **t,
+                      const char *what) {
+  if (count < 0) return WIN_ERR(MPI_ERR_COUNT, "%s count=%d is negative", what, count);
+  *t = skn_api_dtype(me, dt);
+  if (!*t) return WIN_ERR(MPI_ERR_TYPE, "%s datatype=%#x is not a valid committed datatype", what, (unsigned)dt);
+  return MPI_SUCCESS;
+}
+
+static int target(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int rank, MPI_Aint disp, int tcount,
+                  MPI_Datatype tdt, bool passive_only, rma_target *out) {
+  out->skip = false;
+  if (rank == MPI_PROC_NULL) {
+    out->skip = true;
+    return MPI_SUCCESS;
+  }
+  if (SKN_UNLIKELY(rank < 0 || rank >= v->size))
+    return WIN_ERR(MPI_ERR_RANK, "target_rank=%d (the window has %d members)", rank, v->size);
+  if (SKN_UNLIKELY(passive_only ? !(v->lock_all || v->locked[rank])
+                                : !(v->fence || v->lock_all || v->locked[rank] || v->in_access[rank])))
+    return WIN_ERR(MPI_ERR_RMA_SYNC, "no %s epoch gives access to target %d", passive_only ? "passive-target" : "access",
+                   rank);
+  int rc = check_type(me, fn, win, tcount, tdt, &out->tt, "target");
+  if (rc != MPI_SUCCESS) return rc;
+  skn_win *w = v->win;
+  skn_win_target *t = &w->t[rank];
+  out->w = w;
+  const skn_dtype *tt = out->tt;
+  /* bytes touched, relative to the first element's origin */
+  ptrdiff_t last = tcount > 0 ? (ptrdiff_t)(tcount - 1) * tt->extent : 0;
+  ptrdiff_t lo = tt->true_lb + (last < 0 ? last : 0), hi = tt->true_lb + tt->true_extent + (last > 0 ? last : 0);
+  bool empty = tcount == 0 || tt->size == 0;
+  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* displacements are addresses */
+    out->addr = (char *)(uintptr_t)disp;
+    if (!empty && !skn_win_dynamic_covers(w, rank, (uintptr_t)disp + (uintptr_t)lo, (uintptr_t)disp + (uintptr_t)hi))
+      return WIN_ERR(MPI_ERR_RMA_RANGE, "target %d has no attached region holding [%#tx, %#tx)", rank, disp + lo,
+                     disp + hi);
+    return MPI_SUCCESS;
+  }
+  if (disp < 0) return WIN_ERR(MPI_ERR_DISP, "target_disp=%td is negative", disp);
+  ptrdiff_t off;
+  if (__builtin_mul_overflow(disp, (ptrdiff_t)t->disp_unit, &off) ||
+      (!empty && (off + lo < 0 || off + hi > (ptrdiff_t)t->size)))
+    return WIN_ERR(MPI_ERR_RMA_RANGE, "target_disp=%td x disp_unit %d, %d element(s): bytes [%td, %td) outside the "
+                   "%zu-byte window of target %d", disp, t->disp_unit, tcount, off + lo, off + hi, t->size, rank);
+  out->addr = t->base + off;
+  return MPI_SUCCESS;
+}
+
+static int check_sizes(skn_rank *me, const char *fn, MPI_Win win, size_t obytes, const skn_dtype *ot, size_t tbytes,
+                       const skn_dtype *tt) {
+  if (obytes != tbytes)
+    return WIN_ERR(MPI_ERR_TYPE, "origin data is %zu bytes, target data %zu: the type signatures differ", obytes,
+                   tbytes);
+  if (!skn_dt_sig_match(tt, ot, tbytes))
+    return WIN_ERR(MPI_ERR_TYPE, "the origin and target type signatures differ");
+  return MPI_SUCCESS;
+}
+
+static int done_request(skn_rank *me, const char *fn, MPI_Win win, MPI_Request *req) {
+  if (!req) return WIN_ERR(MPI_ERR_ARG, "request=NULL");
+  skn_req *r = skn_req_alloc(me);
+  if (!r) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory for a request");
+  r->kind = SKN_REQ_SEND; /* completes without a message status */
+  r->comm = MPI_COMM_WORLD;
+  r->st_src = MPI_ANY_SOURCE;
+  r->st_tag = MPI_ANY_TAG;
+  r->origin = fn;
+  r->origin_peer = MPI_UNDEFINED;
+  r->handle_live = true;
+  atomic_store_explicit(&r->sync, SKN_REQ_DONE, memory_order_release); /* complete at target already */
+  *req = skn_req_handle(r);
+  return MPI_SUCCESS;
+}
+
+static int put_get(const char *fn, bool put, void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp,
+                   int tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *req) {
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  const skn_dtype *ot;
+  rma_target t;
+  int rc = check_type(me, fn, win, ocount, odt, &ot, "origin");
+  if (rc == MPI_SUCCESS) rc = target(me, fn, win, v, rank, disp, tcount, tdt, req != NULL, &t);
+  if (rc == MPI_SUCCESS && !t.skip)
+    rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, (size_t)tcount * t.tt->size, t.tt);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!t.skip) {
+    if (put) skn_dt_copy_inline(t.addr, (size_t)tcount, t.tt, obuf, (size_t)ocount, ot);
+    else skn_dt_copy_inline(obuf, (size_t)ocount, ot, t.addr, (size_t)tcount, t.tt);
+  }
+  return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
+}
+
+int PMPI_Put(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+             MPI_Win win) {
+  return put_get("MPI_Put", true, (void *)(uintptr_t)obuf, ocount, odt, rank, disp, tcount, tdt, win, NULL);
+}
+SKN_WEAK_ALIAS(Put);
+
+int PMPI_Get(void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+             MPI_Win win) {
+  return put_get("MPI_Get", false, obuf, ocount, odt, rank, disp, tcount, tdt, win, NULL);
+}
+SKN_WEAK_ALIAS(Get);
+
+int PMPI_Rput(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+              MPI_Win win, MPI_Request *req) {
+  static const char fn[] = "MPI_Rput";
+  if (!req) {
+    skn_rank *me = skn_api_self(fn);
+    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
+  }
+  return put_get(fn, true, (void *)(uintptr_t)obuf, ocount, odt, rank, disp, tcount, tdt, win, req);
+}
+SKN_WEAK_ALIAS(Rput);
+
+int PMPI_Rget(void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+              MPI_Win win, MPI_Request *req) {
+  static const char fn[] = "MPI_Rget";
+  if (!req) {
+    skn_rank *me = skn_api_self(fn);
+    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
+  }
+  return put_get(fn, false, obuf, ocount, odt, rank, disp, tcount, tdt, win, req);
+}
+SKN_WEAK_ALIAS(Rget);
+
+/* Accumulate and Get_accumulate. */
+static int accumulate(const char *fn, const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount,
+                      MPI_Datatype rdt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
+                      bool fetch, MPI_Request *req) {
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  unsigned opi = (unsigned)op & 0xffffffu;
+  if (((unsigned)op >> 24) != SKN_KIND_OP || opi == 0 || opi >= SKN_OP_PREDEFINED_COUNT)
+    return WIN_ERR(MPI_ERR_OP, "op=%#x: one-sided accumulates take predefined operations only", (unsigned)op);
+  bool no_op = opi == (unsigned)(MPI_NO_OP & 0xffffff);
+  const skn_dtype *ot = NULL, *rt = NULL;
+  rma_target t;
+  int rc = MPI_SUCCESS;
+  if (!no_op) rc = check_type(me, fn, win, ocount, odt, &ot, "origin");
+  if (rc == MPI_SUCCESS && fetch) rc = check_type(me, fn, win, rcount, rdt, &rt, "result");
+  if (rc == MPI_SUCCESS) rc = target(me, fn, win, v, rank, disp, tcount, tdt, req != NULL, &t);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!t.skip) {
+    size_t tbytes = (size_t)tcount * t.tt->size;
+    int basic = skn_rma_basic(t.tt);
+    if (basic < 0 || (tbytes && !skn_dt_predefined[basic].size))
+      return WIN_ERR(MPI_ERR_TYPE, "the target datatype must consist of one predefined type");
+    if (!skn_op_defined((int)opi, basic))
+      return WIN_ERR(MPI_ERR_OP, "op=%#x is not defined on %s", (unsigned)op, skn_dt_predefined[basic].name);
+    if (!no_op) {
+      if ((ot->flags & SKN_DT_DERIVED ? skn_rma_basic(ot) : (int)(ot - skn_dt_predefined)) != basic)
+        return WIN_ERR(MPI_ERR_TYPE, "the origin datatype's basic type differs from the target's (%s)",
+                       skn_dt_predefined[basic].name);
+      if ((rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, tbytes, t.tt)) != MPI_SUCCESS) return rc;
+    }
+    if (fetch && (size_t)rcount * rt->size != tbytes)
+      return WIN_ERR(MPI_ERR_TYPE, "result data is %zu bytes, target data %zu", (size_t)rcount * rt->size, tbytes);
+    skn_rma_accumulate(t.w, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL, (size_t)rcount, rt,
+                       t.addr, (size_t)tcount, t.tt);
+  }
+  return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
+}
+
+int PMPI_Accumulate(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount,
+                    MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+  return accumulate("MPI_Accumulate", obuf, ocount, odt, NULL, 0, MPI_DATATYPE_NULL, rank, disp, tcount, tdt, op,
+                    win, false, NULL);
+}
+SKN_WEAK_ALIAS(Accumulate);
+
+int PMPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
+                        int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+  return accumulate("MPI_Get_accumulate", obuf, ocount, odt, rbuf, rcount, rdt, rank, disp, tcount, tdt, op, win,
+                    true, NULL);
+}
+SKN_WEAK_ALIAS(Get_accumulate);
+
+int PMPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount,
+                     MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *req) {
+  static const char fn[] = "MPI_Raccumulate";
+  if (!req) {
+    skn_rank *me = skn_api_self(fn);
+    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
+  }
+  return accumulate(fn, obuf, ocount, odt, NULL, 0, MPI_DATATYPE_NULL, rank, disp, tcount, tdt, op, win, false, req);
+}
+SKN_WEAK_ALIAS(Raccumulate);
+
+int PMPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
+                         int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
+                         MPI_Request *req) {
+  static const char fn[] = "MPI_Rget_accumulate";
+  if (!req) {
+    skn_rank *me = skn_api_self(fn);
+    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
+  }
+  return accumulate(fn, obuf, ocount, odt, rbuf, rcount, rdt, rank, disp, tcount, tdt, op, win, true, req);
+}
+SKN_WEAK_ALIAS(Rget_accumulate);
+
+static int predefined_only(skn_rank *me, const char *fn, MPI_Win win, MPI_Datatype dt) {
+  unsigned idx = (unsigned)dt & 0xffffffu;
+  if (((unsigned)dt >> 24) != SKN_KIND_DATATYPE || idx == 0 || idx >= SKN_DT_PREDEFINED_COUNT)
+    return WIN_ERR(MPI_ERR_TYPE, "datatype=%#x: this call takes a predefined datatype", (unsigned)dt);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int rank, MPI_Aint disp, MPI_Op op, MPI_Win win) {
+  static const char fn[] = "MPI_Fetch_and_op";
+  skn_rank *me = skn_api_self(fn);
+  int rc = predefined_only(me, fn, win, dt);
+  if (rc != MPI_SUCCESS) return rc;
+  return accumulate(fn, obuf, 1, dt, rbuf, 1, dt, rank, disp, 1, dt, op, win, true, NULL);
+}
+SKN_WEAK_ALIAS(Fetch_and_op);
+
+int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int rank, MPI_Aint disp,
+                          MPI_Win win) {
+  static const char fn[] = "MPI_Compare_and_swap";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  int rc = predefined_only(me, fn, win, dt);
+  if (rc != MPI_SUCCESS) return rc;
+  int basic = (int)((unsigned)dt & 0xffffffu);
+  /* integer, logical and byte types (MPI-3.1 11.3.4): those MPI_BAND is defined on, or bool */
+  if (!skn_op_defined(6, basic) && !skn_op_defined(5, basic))
+    return WIN_ERR(MPI_ERR_TYPE, "%s: MPI_Compare_and_swap takes integer, logical or byte types",
+                   skn_dt_predefined[basic].name);
+  rma_target t;
+  rc = target(me, fn, win, v, rank, disp, 1, dt, false, &t);
+  if (rc != MPI_SUCCESS || t.skip) return rc;
+  skn_rma_cas(t.w, basic, obuf, cbuf, rbuf, t.addr);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Compare_and_swap);
+
+/* ------------------------------------------------------------------ synchronization */
+
+#define MODE_ALL (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
+
+#define CHECK_ASSERT(a)                                                                      \
+  if ((a) & ~MODE_ALL) return WIN_ERR(MPI_ERR_ASSERT, "assert=%#x has bits that are no MPI_MODE_*", (unsigned)(a))
+
+int PMPI_Win_fence(int assert, MPI_Win win) {
+  static const char fn[] = "MPI_Win_fence";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  CHECK_ASSERT(assert);
+  if (in_epoch_any(v)) return WIN_ERR(MPI_ERR_RMA_SYNC, "a PSCW or passive-target epoch is open");
+  /* Operations are complete when issued: the barrier orders everyone's before everyone's after. */
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_coll_barrier(me, v->win->comm);
+  skn_api_leave(me);
+  atomic_thread_fence(memory_order_seq_cst);
+  v->fence = !(assert & MPI_MODE_NOSUCCEED);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_fence);
+
+/* Window ranks of group's members into out (n = group size); MPI_ERR_GROUP when one is
+ * not a member. */
+static int translate(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, MPI_Group group, int *out,
+                     int *n) {
+  const skn_group *g = skn_api_group(me, group);
+  if (!g) return WIN_ERR(MPI_ERR_GROUP, "group=%#x is not a valid group", (unsigned)group);
+  if (g->size > v->size) return WIN_ERR(MPI_ERR_GROUP, "the group is larger than the window's");
+  for (int i = 0; i < g->size; i++) {
+    int r = -1;
+    for (int j = 0; j < v->size && r < 0; j++)
+      if (v->wranks[j] == g->wranks[i]) r = j;
+    if (r < 0) return WIN_ERR(MPI_ERR_GROUP, "world rank %d of the group is not in the window", g->wranks[i]);
+    out[i] = r;
+  }
+  *n = g->size;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+  static const char fn[] = "MPI_Win_post";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  CHECK_ASSERT(assert);
+  if (v->nexposure >= 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "an exposure epoch is open already");
+  int *origins = malloc(sizeof(int) * (size_t)v->size), n = 0;
+  if (!origins) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory");
+  int rc = translate(me, fn, win, v, group, origins, &n);
+  if (rc == MPI_SUCCESS) {
+    if (!(assert & MPI_MODE_NOCHECK)) skn_win_post(v->win, v->rank, origins, n);
+    v->nexposure = n;
+  }
+  free(origins);
+  return rc;
+}
+SKN_WEAK_ALIAS(Win_post);
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+  static const char fn[] = "MPI_Win_start";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  CHECK_ASSERT(assert);
+  if (v->naccess >= 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "an access epoch was started already");
+  if (v->lock_all || v->nlocked)
+    return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a passive-target epoch is open: PSCW access would conflict with it");
+  int n = 0;
+  int rc = translate(me, fn, win, v, group, v->access, &n);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!(assert & MPI_MODE_NOCHECK)) {
+    skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    skn_win_start(v->win, v->rank, v->access, n);
+    skn_api_leave(me);
+  }
+  for (int i = 0; i < n; i++) v->in_access[v->access[i]] = 1;
+  v->naccess = n;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_start);
+
+int PMPI_Win_complete(MPI_Win win) {
+  static const char fn[] = "MPI_Win_complete";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (v->naccess < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no access epoch was started (MPI_Win_start)");
+  skn_win_complete(v->win, v->access, v->naccess);
+  for (int i = 0; i < v->naccess; i++) v->in_access[v->access[i]] = 0;
+  v->naccess = -1;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_complete);
+
+int PMPI_Win_wait(MPI_Win win) {
+  static const char fn[] = "MPI_Win_wait";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (v->nexposure < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no exposure epoch was posted (MPI_Win_post)");
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_win_wait(v->win, v->rank, v->nexposure);
+  skn_api_leave(me);
+  v->nexposure = -1;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_wait);
+
+int PMPI_Win_test(MPI_Win win, int *flag) {
+  static const char fn[] = "MPI_Win_test";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!flag) return WIN_ERR(MPI_ERR_ARG, "flag=NULL");
+  if (v->nexposure < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no exposure epoch was posted (MPI_Win_post)");
+  *flag = skn_win_test(v->win, v->rank, v->nexposure);
+  if (*flag) v->nexposure = -1;
+  else skn_sched_yield(); /* a polling target must not starve the origins it waits for */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_test);
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  static const char fn[] = "MPI_Win_lock";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  CHECK_ASSERT(assert);
+  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+    return WIN_ERR(MPI_ERR_LOCKTYPE, "lock_type=%d", lock_type);
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= v->size) return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
+  if (v->no_locks) return WIN_ERR(MPI_ERR_RMA_SYNC, "the window was created with info no_locks=true");
+  if (v->naccess >= 0)
+    return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a PSCW access epoch is open: a lock would conflict with it");
+  if (v->locked[rank] || v->lock_all)
+    return WIN_ERR(MPI_ERR_RMA_SYNC, "an access epoch to target %d is open already", rank);
+  bool excl = lock_type == MPI_LOCK_EXCLUSIVE;
+  if (!(assert & MPI_MODE_NOCHECK)) {
+    skn_api_enter(me, fn, NULL, rank, MPI_UNDEFINED);
+    skn_win_lock(v->win, rank, excl);
+    skn_api_leave(me);
+  }
+  v->locked[rank] = (uint8_t)((excl ? SKN_WLOCK_EXCL : SKN_WLOCK_SHARED) | (assert & MPI_MODE_NOCHECK ? SKN_WLOCK_NOCHECK : 0));
+  v->nlocked++;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_lock);
+
+int PMPI_Win_unlock(int rank, MPI_Win win) {
+  static const char fn[] = "MPI_Win_unlock";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= v->size) return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
+  uint8_t l = v->locked[rank];
+  if (!l) return WIN_ERR(MPI_ERR_RMA_SYNC, "target %d is not locked by this rank", rank);
+  if (!(l & SKN_WLOCK_NOCHECK)) skn_win_unlock(v->win, rank, l & SKN_WLOCK_EXCL);
+  else atomic_thread_fence(memory_order_seq_cst);
+  v->locked[rank] = 0;
+  v->nlocked--;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_unlock);
+
+int PMPI_Win_lock_all(int assert, MPI_Win win) {
+  static const char fn[] = "MPI_Win_lock_all";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  CHECK_ASSERT(assert);
+  if (v->no_locks) return WIN_ERR(MPI_ERR_RMA_SYNC, "the window was created with info no_locks=true");
+  if (v->naccess >= 0)
+    return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a PSCW access epoch is open: a lock would conflict with it");
+  if (v->lock_all || v->nlocked) return WIN_ERR(MPI_ERR_RMA_SYNC, "an access epoch is open already");
+  if (!(assert & MPI_MODE_NOCHECK)) {
+    skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    for (int t = 0; t < v->size; t++) skn_win_lock(v->win, t, false);
+    skn_api_leave(me);
+  }
+  v->lock_all = 1 + !!(assert & MPI_MODE_NOCHECK);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_lock_all);
+
+int PMPI_Win_unlock_all(MPI_Win win) {
+  static const char fn[] = "MPI_Win_unlock_all";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!v->lock_all) return WIN_ERR(MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was not called");
+  if (v->lock_all == 1)
+    for (int t = 0; t < v->size; t++) skn_win_unlock(v->win, t, false);
+  else atomic_thread_fence(memory_order_seq_cst);
+  v->lock_all = 0;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_unlock_all);
+
+/* Every operation is complete at the target when its call returns: flushes only order
+ * memory, after checking that a passive-target epoch is open. */
+static int flush(const char *fn, int rank, MPI_Win win, bool all) {
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  if (!all && rank != MPI_PROC_NULL && (rank < 0 || rank >= v->size))
+    return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
+  bool open = v->lock_all || (all ? v->nlocked > 0 : (rank == MPI_PROC_NULL || v->locked[rank]));
+  if (!open) return WIN_ERR(MPI_ERR_RMA_SYNC, "no passive-target epoch is open%s", all ? "" : " to that target");
+  /* The data is in place already; what follows (a flag put, a message, an unlock) must
+   * not be seen before it: a release fence, free on x86. Win_sync is the full fence. */
+  atomic_thread_fence(memory_order_acq_rel);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_flush(int rank, MPI_Win win) { return flush("MPI_Win_flush", rank, win, false); }
+SKN_WEAK_ALIAS(Win_flush);
+int PMPI_Win_flush_local(int rank, MPI_Win win) { return flush("MPI_Win_flush_local", rank, win, false); }
+SKN_WEAK_ALIAS(Win_flush_local);
+int PMPI_Win_flush_all(MPI_Win win) { return flush("MPI_Win_flush_all", 0, win, true); }
+SKN_WEAK_ALIAS(Win_flush_all);
+int PMPI_Win_flush_local_all(MPI_Win win) { return flush("MPI_Win_flush_local_all", 0, win, true); }
+SKN_WEAK_ALIAS(Win_flush_local_all);
+
+int PMPI_Win_sync(MPI_Win win) {
+  static const char fn[] = "MPI_Win_sync";
+  skn_rank *me = skn_api_self(fn);
+  GET_VIEW(v);
+  (void)v;
+  atomic_thread_fence(memory_order_seq_cst); /* unified model: public and private copies are one */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Win_sync);

@@ -1,0 +1,469 @@
+/* One-sided communication within a process (see rma.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma.h"
+
+/* ------------------------------------------------------------------ wait queues */
+
+void skn_rma_wait_until(skn_rma_wq *q, bool (*cond)(void *), void *arg) {
+  if (cond(arg)) return;
+  skn_unit *self = skn_sched_self();
+  /* A short grace period first: the holder often runs on another worker and is about to
+   * release; yielding lets ranks of this worker run meanwhile. */
+  for (int i = 0; i < 16; i++) {
+    skn_sched_yield();
+    if (cond(arg)) return;
+  }
+  skn_rma_waiter node = {self, NULL};
+  skn_spin_lock(&q->lock);
+  node.next = q->head;
+  q->head = &node;
+  skn_spin_unlock(&q->lock);
+  atomic_fetch_add(&q->n, 1); /* seq_cst: either the waker sees us or we see its change */
+  for (;;) {
+    skn_sched_prepare_wait(self);
+    if (cond(arg)) break;
+    skn_sched_wait(self);
+  }
+  skn_sched_done_waiting(self);
+  skn_spin_lock(&q->lock);
+  for (skn_rma_waiter **p = &q->head; *p; p = &(*p)->next)
+    if (*p == &node) {
+      *p = node.next;
+      break;
+    }
+  skn_spin_unlock(&q->lock);
+  atomic_fetch_sub(&q->n, 1);
+}
+
+void skn_rma_wake(skn_rma_wq *q) {
+  if (atomic_load(&q->n) == 0) return;
+  skn_spin_lock(&q->lock); /* nodes leave the list under this lock: they stay valid */
+  for (skn_rma_waiter *w = q->head; w; w = w->next) skn_sched_wake(w->unit);
+  skn_spin_unlock(&q->lock);
+}
+
+/* ------------------------------------------------------------------ windows */
+
+static skn_win *win_new(skn_comm *c, int flavor) {
+  int n = c->size;
+  skn_win *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->size = n;
+  w->flavor = flavor;
+  w->t = aligned_alloc(SKN_CACHELINE, sizeof *w->t * (size_t)n);
+  w->posts = calloc((size_t)n * (size_t)n, sizeof *w->posts);
+  w->comm = skn_comm_create(n, c->members);
+  if (!w->t || !w->posts || !w->comm) {
+    free(w->t);
+    free(w->posts);
+    if (w->comm) {
+      atomic_store(&w->comm->refs, 1);
+      skn_comm_release(w->comm);
+    }
+    free(w);
+    return NULL;
+  }
+  memset(w->t, 0, sizeof *w->t * (size_t)n);
+  atomic_init(&w->refs, n);
+  return w;
+}
+
+static void *alloc_block(size_t size) {
+  void *p = NULL;
+  /* cache-line aligned; posix_memalign goes through the calling rank's heap */
+  return posix_memalign(&p, SKN_CACHELINE, size ? size : 1) == 0 ? p : NULL;
+}
+
+enum { FLAVOR_CREATE = 1, FLAVOR_ALLOCATE = 2, FLAVOR_DYNAMIC = 3, FLAVOR_SHARED = 4 };
+
+skn_win *skn_win_create(skn_rank *me, skn_comm *c, int rank, int flavor, void *base, size_t size, int disp_unit,
+                        bool noncontig) {
+  skn_coll_args a = {0};
+  if (rank == 0) a.result = win_new(c, flavor);
+  skn_coll_publish(c, rank, &a);
+  skn_win *w = c->slots[0]->result;
+  skn_coll_barrier(me, c); /* nobody reads the slots any more */
+  if (!w) return NULL;
+  skn_win_target *t = &w->t[rank];
+  t->disp_unit = disp_unit;
+  t->size = size;
+  if (flavor == FLAVOR_ALLOCATE || (flavor == FLAVOR_SHARED && noncontig)) {
+    t->base = t->owned = alloc_block(size);
+    if (!t->owned) t->size = SIZE_MAX; /* tells the others */
+  } else if (flavor == FLAVOR_CREATE) {
+    t->base = base;
+  }
+  skn_coll_barrier(me, w->comm);
+  if (flavor == FLAVOR_SHARED && !noncontig) {
+    /* One block, members' parts back to back in rank order (the standard's contiguous
+     * default), from the first member's heap. */
+    if (rank == 0) {
+      size_t total = 0;
+      for (int i = 0; i < w->size; i++) total += w->t[i].size;
+      char *p = alloc_block(total);
+      t->owned = p;
+      for (int i = 0; i < w->size; i++) {
+        w->t[i].base = p ? p : NULL;
+        if (p) p += w->t[i].size;
+        else w->t[i].size = SIZE_MAX;
+      }
+    }
+    skn_coll_barrier(me, w->comm);
+  }
+  bool failed = false;
+  for (int i = 0; i < w->size; i++) failed |= w->t[i].size == SIZE_MAX;
+  if (failed) { /* every member saw the same: all give up */
+    skn_win_free(me, w);
+    return NULL;
+  }
+  return w;
+}
+
+void skn_win_free(skn_rank *me, skn_win *w) {
+  skn_comm *c = w->comm;
+  int rank = -1;
+  for (int i = 0; i < c->size; i++)
+    if (c->members[i] == me) rank = i;
+  skn_coll_barrier(me, c); /* nobody accesses any member's memory after this */
+  if (rank >= 0) {
+    skn_win_target *t = &w->t[rank];
+    free(t->owned);
+    for (skn_win_region *r = t->regions, *next; r; r = next) {
+      next = r->next;
+      free(r);
+    }
+  }
+  skn_comm_release(c);
+  if (atomic_fetch_sub(&w->refs, 1) == 1) {
+    free(w->t);
+    free(w->posts);
+    free(w);
+  }
+}
+
+/* ------------------------------------------------------------------ passive target */
+
+bool skn_win_try_lock(skn_win *w, int target, bool exclusive) {
+  _Atomic(uint64_t) *l = &w->t[target].lock;
+  if (exclusive) {
+    uint64_t free_word = 0;
+    return atomic_compare_exchange_strong(l, &free_word, SKN_WIN_LOCK_EXCL);
+  }
+  if (!(atomic_fetch_add(l, 1) & SKN_WIN_LOCK_EXCL)) return true;
+  atomic_fetch_sub(l, 1);
+  skn_rma_wake(&w->t[target].wq); /* a writer may have seen our transient count */
+  return false;
+}
+
+typedef struct lock_try {
+  skn_win *w;
+  int target;
+  bool exclusive;
+} lock_try;
+
+static bool lock_cond(void *arg) {
+  lock_try *t = arg;
+  return skn_win_try_lock(t->w, t->target, t->exclusive);
+}
+
+void skn_win_lock(skn_win *w, int target, bool exclusive) {
+  lock_try t = {w, target, exclusive};
+  skn_rma_wait_until(&w->t[target].wq, lock_cond, &t);
+}
+
+void skn_win_unlock(skn_win *w, int target, bool exclusive) {
+  if (exclusive) atomic_store(&w->t[target].lock, 0);
+  else atomic_fetch_sub(&w->t[target].lock, 1);
+  skn_rma_wake(&w->t[target].wq);
+}
+
+/* ------------------------------------------------------------------ PSCW */
+
+void skn_win_post(skn_win *w, int me_rank, const int *origins, int n) {
+  for (int i = 0; i < n; i++) {
+    int o = origins[i];
+    atomic_fetch_add(&w->posts[(size_t)o * (size_t)w->size + (size_t)me_rank], 1);
+    skn_rma_wake(&w->t[o].wq);
+  }
+}
+
+typedef struct start_wait {
+  skn_win *w;
+  int me;
+  const int *targets;
+  int n, next; /* targets[0 .. next) consumed */
+} start_wait;
+
+static bool posts_arrived(void *arg) {
+  start_wait *s = arg;
+  while (s->next < s->n) {
+    _Atomic(int) *p = &s->w->posts[(size_t)s->me * (size_t)s->w->size + (size_t)s->targets[s->next]];
+    int v = atomic_load(p);
+    if (v <= 0) return false;
+    if (atomic_compare_exchange_strong(p, &v, v - 1)) s->next++;
+  }
+  return true;
+}
+
+void skn_win_start(skn_win *w, int me_rank, const int *targets, int n) {
+  start_wait s = {w, me_rank, targets, n, 0};
+  skn_rma_wait_until(&w->t[me_rank].wq, posts_arrived, &s);
+}
+
+void skn_win_complete(skn_win *w, const int *targets, int n) {
+  for (int i = 0; i < n; i++) {
+    atomic_fetch_add(&w->t[targets[i]].completes, 1); /* seq_cst: publishes our writes */
+    skn_rma_wake(&w->t[targets[i]].wq);
+  }
+}
+
+typedef struct done_wait {
+  _Atomic(int) *completes;
+  int n;
+} done_wait;
+
+static bool completes_arrived(void *arg) {
+  done_wait *d = arg;
+  int v = atomic_load(d->completes);
+  while (v >= d->n)
+    if (atomic_compare_exchange_strong(d->completes, &v, v - d->n)) return true;
+  return false;
+}
+
+void skn_win_wait(skn_win *w, int me_rank, int n) {
+  done_wait d = {&w->t[me_rank].completes, n};
+  skn_rma_wait_until(&w->t[me_rank].wq, completes_arrived, &d);
+}
+
+bool skn_win_test(skn_win *w, int me_rank, int n) {
+  done_wait d = {&w->t[me_rank].completes, n};
+  return completes_arrived(&d);
+}
+
+/* ------------------------------------------------------------------ dynamic windows */
+
+int skn_win_attach(skn_win *w, int me_rank, void *base, size_t size) {
+  skn_win_target *t = &w->t[me_rank];
+  uintptr_t lo = (uintptr_t)base, hi = lo + size;
+  skn_win_region *r = malloc(sizeof *r);
+  if (!r) return SKN_ERR_NOMEM;
+  skn_spin_lock(&t->regions_lock);
+  for (skn_win_region *q = t->regions; q; q = q->next)
+    if (lo < q->hi && q->lo < hi) {
+      skn_spin_unlock(&t->regions_lock);
+      free(r);
+      return SKN_ERR_NOT_FOUND;
+    }
+  *r = (skn_win_region){lo, hi, t->regions};
+  t->regions = r;
+  skn_spin_unlock(&t->regions_lock);
+  return SKN_OK;
+}
+
+bool skn_win_detach(skn_win *w, int me_rank, const void *base) {
+  skn_win_target *t = &w->t[me_rank];
+  skn_win_region *found = NULL;
+  skn_spin_lock(&t->regions_lock);
+  for (skn_win_region **p = &t->regions; *p; p = &(*p)->next)
+    if ((*p)->lo == (uintptr_t)base) {
+      found = *p;
+      *p = found->next;
+      break;
+    }
+  skn_spin_unlock(&t->regions_lock);
+  free(found);
+  return found != NULL;
+}
+
+bool skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi) {
+  skn_win_target *t = &w->t[target];
+  bool ok = false;
+  skn_spin_lock(&t->regions_lock);
+  for (skn_win_region *q = t->regions; q && !ok; q = q->next) ok = lo >= q->lo && hi <= q->hi;
+  skn_spin_unlock(&t->regions_lock);
+  return ok;
+}
+
+/* ------------------------------------------------------------------ accumulates */
+
+int skn_rma_basic(const skn_dtype *t) {
+  if (t >= skn_dt_predefined && t < skn_dt_predefined + SKN_DT_PREDEFINED_COUNT)
+    return (int)(t - skn_dt_predefined);
+  int ni, na, nd;
+  const int *ints;
+  const ptrdiff_t *aints;
+  skn_dtype *const *types;
+  skn_dt_contents(t, &ni, &ints, &na, &aints, &nd, &types);
+  int basic = -1;
+  for (int i = 0; i < nd; i++) {
+    int b = skn_rma_basic(types[i]);
+    if (b < 0 || (basic >= 0 && b != basic)) return -1;
+    basic = b;
+  }
+  return basic;
+}
+
+enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP_LXOR, OP_BXOR, OP_MINLOC,
+       OP_MAXLOC, OP_REPLACE, OP_NO_OP };
+
+/* Width of the hardware atomics used for every element of this type (whatever the op,
+ * so that all accumulates on one element agree), or 0: striped locks. */
+static int hw_width(int basic) {
+  const skn_dtype *b = &skn_dt_predefined[basic];
+  if ((ptrdiff_t)b->size != b->extent) return 0;
+  return b->size == 1 || b->size == 2 || b->size == 4 || b->size == 8 ? (int)b->size : 0;
+}
+
+static bool is_integer(int basic) {
+  const skn_dtype *b = &skn_dt_predefined[basic];
+  return b->nsig == 1 && b->sig[0].code >= SKN_SIG_I1 && b->sig[0].code <= SKN_SIG_I8;
+}
+
+#define HW_ELEM(T)                                                                        \
+  do {                                                                                    \
+    T *p = (T *)tgt, v, x;                                                                \
+    if (op != OP_NO_OP) __builtin_memcpy(&x, in, sizeof x);                               \
+    if (op == OP_NO_OP) v = __atomic_load_n(p, __ATOMIC_SEQ_CST);                         \
+    else if (op == OP_REPLACE) v = __atomic_exchange_n(p, x, __ATOMIC_SEQ_CST);           \
+    else if (op == OP_SUM && integer) v = __atomic_fetch_add(p, x, __ATOMIC_SEQ_CST);     \
+    else if (op == OP_BAND && integer) v = __atomic_fetch_and(p, x, __ATOMIC_SEQ_CST);    \
+    else if (op == OP_BOR && integer) v = __atomic_fetch_or(p, x, __ATOMIC_SEQ_CST);      \
+    else if (op == OP_BXOR && integer) v = __atomic_fetch_xor(p, x, __ATOMIC_SEQ_CST);    \
+    else {                                                                                \
+      v = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
+      T nv;                                                                               \
+      do {                                                                                \
+        nv = v;                                                                           \
+        skn_op_apply(op, basic, &x, &nv, 1);                                              \
+      } while (!__atomic_compare_exchange_n(p, &v, nv, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)); \
+    }                                                                                     \
+    if (old) __builtin_memcpy(old, &v, sizeof v);                                         \
+  } while (0)
+
+/* One element: old (if wanted) = *tgt; *tgt = in op *tgt. `in` and `old` are in the
+ * basic type's native layout. */
+static inline void acc_elem(skn_win *w, int op, int basic, int hw, bool integer, const void *in, void *old,
+                            char *tgt) {
+  if (hw && ((uintptr_t)tgt & (uintptr_t)(hw - 1)) == 0) {
+    switch (hw) {
+    case 1: HW_ELEM(uint8_t); return;
+    case 2: HW_ELEM(uint16_t); return;
+    case 4: HW_ELEM(uint32_t); return;
+    default: HW_ELEM(uint64_t); return;
+    }
+  }
+  skn_spinlock *l = &w->stripes[((uintptr_t)tgt >> 6) % SKN_WIN_STRIPES];
+  skn_spin_lock(l);
+  if (old) memcpy(old, tgt, (size_t)skn_dt_predefined[basic].extent);
+  if (op != OP_NO_OP) skn_op_apply(op, basic, in, tgt, 1);
+  skn_spin_unlock(l);
+}
+
+/* A position in the data stream of a typed layout: it hands out the address of the
+ * stream's next `bs` bytes (an element may straddle blocks: its address is its first). */
+typedef struct tpos {
+  const skn_dtype *t;
+  char *base;
+  size_t i;
+  int b;
+  size_t k;
+} tpos;
+
+static char *tpos_take(tpos *p, size_t bs) {
+  const skn_dtype *t = p->t;
+  while (p->k == t->blocks[p->b].len) {
+    p->k = 0;
+    if (++p->b == t->nblocks) {
+      p->b = 0;
+      p->i++;
+    }
+  }
+  char *addr = p->base + (ptrdiff_t)p->i * t->extent + t->blocks[p->b].off + (ptrdiff_t)p->k;
+  for (size_t left = bs;;) {
+    size_t room = t->blocks[p->b].len - p->k, s = room < left ? room : left;
+    p->k += s;
+    left -= s;
+    if (!left) break;
+    p->k = 0;
+    if (++p->b == t->nblocks) {
+      p->b = 0;
+      p->i++;
+    }
+  }
+  return addr;
+}
+
+#define ACC_CHUNK 4096
+
+void skn_rma_accumulate(skn_win *w, int op, int basic, const void *origin, size_t ocount, const skn_dtype *ot,
+                        void *result, size_t rcount, const skn_dtype *rt, char *taddr, size_t tcount,
+                        const skn_dtype *tt) {
+  const skn_dtype *bt = &skn_dt_predefined[basic];
+  size_t bs = bt->size, total = tcount * tt->size;
+  if (!bs || !total) return;
+  int hw = hw_width(basic);
+  bool integer = is_integer(basic), native = (ptrdiff_t)bs == bt->extent; /* packed == native layout */
+  /* One element, contiguous everywhere (Fetch_and_op-like): no staging. */
+  if (total == bs && native && tt->contig && (op == OP_NO_OP || ot->contig) && (!result || rt->contig)) {
+    acc_elem(w, op, basic, hw, integer, origin, result, taddr);
+    return;
+  }
+  _Alignas(64) char inbuf[ACC_CHUNK], oldbuf[ACC_CHUNK];
+  _Alignas(64) char in_el[64], old_el[64]; /* one element in native layout (pair types) */
+  size_t chunk = ACC_CHUNK / bs * bs;
+  bool in_direct = op == OP_NO_OP || (ot->contig && native), res_direct = !result || (rt->contig && native);
+  tpos tp = {tt, taddr, 0, 0, 0};
+  for (size_t s0 = 0; s0 < total; s0 += chunk) {
+    size_t n = total - s0 < chunk ? total - s0 : chunk;
+    if (op != OP_NO_OP && ocount * ot->size < s0 + n) break; /* the API checks sizes; stay in bounds anyway */
+    if (!in_direct) skn_dt_pack_at(inbuf, origin, ot, s0, n);
+    for (size_t s = 0; s < n; s += bs) {
+      char *tgt = tt->contig ? taddr + s0 + s : tpos_take(&tp, bs);
+      const void *in = NULL;
+      if (op != OP_NO_OP) {
+        const char *packed = in_direct ? (const char *)origin + s0 + s : inbuf + s;
+        if (native) in = packed;
+        else {
+          skn_dt_unpack(in_el, bt, packed, bs);
+          in = in_el;
+        }
+      }
+      void *old = NULL;
+      if (result) old = native ? (res_direct ? (char *)result + s0 + s : oldbuf + s) : old_el;
+      acc_elem(w, op, basic, hw, integer, in, old, tgt);
+      if (result && !native) skn_dt_pack(oldbuf + s, old_el, bt, bs);
+    }
+    if (result && !res_direct && rcount * rt->size >= s0 + n) skn_dt_unpack_at(result, rt, s0, oldbuf, n);
+  }
+}
+
+#define HW_CAS(T)                                                                          \
+  do {                                                                                     \
+    T x, c;                                                                                \
+    __builtin_memcpy(&x, origin, sizeof x);                                                \
+    __builtin_memcpy(&c, compare, sizeof c);                                               \
+    __atomic_compare_exchange_n((T *)taddr, &c, x, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    __builtin_memcpy(result, &c, sizeof c); /* the old value either way */                 \
+  } while (0)
+
+void skn_rma_cas(skn_win *w, int basic, const void *origin, const void *compare, void *result, char *taddr) {
+  int hw = hw_width(basic);
+  if (hw && ((uintptr_t)taddr & (uintptr_t)(hw - 1)) == 0) {
+    switch (hw) {
+    case 1: HW_CAS(uint8_t); return;
+    case 2: HW_CAS(uint16_t); return;
+    case 4: HW_CAS(uint32_t); return;
+    default: HW_CAS(uint64_t); return;
+    }
+  }
+  size_t bs = skn_dt_predefined[basic].size;
+  skn_spinlock *l = &w->stripes[((uintptr_t)taddr >> 6) % SKN_WIN_STRIPES];
+  _Alignas(64) char old[64];
+  skn_spin_lock(l);
+  memcpy(old, taddr, bs);
+  if (!memcmp(old, compare, bs)) memcpy(taddr, origin, bs);
+  skn_spin_unlock(l);
+  memcpy(result, old, bs);
+}
