@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates Skein's Fortran bindings from the MPI function description.
 
-    gen_fortran.py --header runtime/include/mpi.h [--functions functions.txt] --out DIR
+    gen_fortran.py --header build/include/mpi.h --functions runtime/binding/functions.txt --out DIR
 
 Writes into DIR:
   fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc., everything by reference
@@ -17,9 +17,9 @@ Writes into DIR:
   SUPPORTED.txt    every function with its Fortran status (generated, or why not)
 
 Functions come from the binding description (runtime/binding/functions.txt through
-mpibind.load) when it exists, otherwise from the SKN_DECL prototypes of mpi.h (the same
-names, return types and C argument types; kinds are inferred from the C types). Constant
-values are evaluated from mpi.h's #defines, so new constants reach Fortran by themselves.
+mpibind.load): each argument's kind, direction and array shape decide its conversion.
+Constant values are evaluated from mpi.h's #defines, so new constants reach Fortran by
+themselves.
 """
 import argparse
 import os
@@ -38,39 +38,32 @@ class Func:
         self.name, self.ret, self.args = name, ret, args
 
 
-def load_from_header(path):
-    """Functions from mpi.h's SKN_DECL(ret, Name, (args)) lines."""
-    text = open(path).read()
-    funcs = []
-    for m in re.finditer(r'SKN_DECL\(\s*([^,]+?)\s*,\s*(\w+)\s*,\s*\((.*?)\)\s*\)\s*;', text, re.S):
-        ret, name, params = m.group(1), 'MPI_' + m.group(2), ' '.join(m.group(3).split())
-        args = []
-        if params and params != 'void':
-            for p in params.split(','):
-                p = p.strip()
-                am = re.match(r'(.*?)(\w+)\s*((?:\[\w*\])*)$', p)
-                ctype, aname, arr = am.group(1).strip(), am.group(2), am.group(3)
-                if arr:
-                    ctype += ' *'
-                a = Arg(aname, ' '.join(ctype.replace('*', ' * ').split()), array=bool(arr))
-                a.multidim = arr.count('[') > 1  # int ranges[][3]
-                args.append(a)
-        funcs.append(Func(name, ret.strip(), args))
-    return funcs
-
-
-def load_functions(header, functions):
-    if functions and os.path.exists(functions):
+def load_functions(functions):
+    if functions:
         sys.path.insert(0, os.path.dirname(os.path.abspath(functions)))
-        import mpibind  # the lead's loader (runtime/binding/mpibind.py)
+        import mpibind  # runtime/binding/mpibind.py
         out = []
         for f in mpibind.load(functions):
-            args = [Arg(a.name, a.ctype, getattr(a, 'kind', None), getattr(a, 'direction', None),
-                        getattr(a, 'array', None)) for a in f.args]
-            name = f.name if f.name.startswith(('MPI_', 'PMPI_')) else 'MPI_' + f.name
-            out.append(Func(name, f.ret, args))
+            args = []
+            for a in f.args:
+                if a.kind == 'FUNCTION':
+                    ctype = a.function_type + ' *'
+                elif a.kind == 'ARGV':
+                    ctype = 'char ***'
+                elif a.kind == 'CTYPE':
+                    ctype = a.explicit_ctype
+                else:
+                    base = mpibind.KINDS[a.kind]
+                    ctype = base + (' *' if (a.array or a.direction != 'in' or
+                                             a.kind in ('BUFFER', 'LOCATION', 'STRING', 'ATTRVAL',
+                                                        'EXTRA_STATE', 'STATUS')) else '')
+                    if a.direction == 'in' and (a.array or a.kind in ('BUFFER', 'LOCATION', 'STRING')):
+                        ctype = 'const ' + ctype
+                x = Arg(a.name, ctype, a.kind, a.direction, a.array)
+                x.multidim = bool(getattr(a, 'dims', ''))
+                args.append(x)
+            out.append(Func(f.name, f.ret, args))
         return out
-    return load_from_header(header)
 
 # ---------------------------------------------------------------- constants
 
@@ -106,6 +99,7 @@ def eval_constants(header):
         except (ValueError, KeyError):
             continue
         e = re.sub(r'\((?:int|unsigned|long|MPI_Fint)\)', '', e)
+        e = re.sub(r'\b0[xX][0-9a-fA-F]+\b', lambda m: str(int(m.group(0), 16)), e)
         if not re.fullmatch(r'[\s0-9a-fA-FxX()<>|&+\-~*]+', e) or re.search(r'[A-WYZa-wyz_]', e):
             continue
         try:
@@ -145,15 +139,16 @@ class Plan:
         bt, n = base_type(a.ctype), stars(a.ctype)
         self.bt, self.n = bt, n
         kind = (a.kind or '').upper()
-        if a.name == 'argc' or (bt == 'char' and n == 3):
+        if kind == 'ARGV' or a.name == 'argc' or (bt == 'char' and n == 3):
             self.how = 'omit'  # Fortran has no argc/argv: MPI_Init(NULL, NULL)
-        elif bt == 'char' and n == 1:
+        elif bt == 'char' and n == 1 and not a.array:
             self.how = 'str_in' if ('const' in a.ctype or a.direction == 'in') else 'str_out'
         elif bt == 'char':
             self.how = 'unsupported'
         elif bt == 'void' and n == 1 and a.name == 'buffer_addr':
             self.how = 'addr_out'  # MPI_Buffer_detach: C returns the address, Fortran has nowhere to keep it
-        elif bt == 'void' and n == 1 and a.name in ('attribute_val', 'extra_state') and kind not in ('BUFFER',):
+        elif bt == 'void' and n == 1 and (kind in ('ATTRVAL', 'EXTRA_STATE') or
+                                          (not kind and a.name in ('attribute_val', 'extra_state'))):
             self.how = 'attr'
         elif bt == 'void' and n == 1:
             self.how = 'buffer'
@@ -381,11 +376,11 @@ end module mpi
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--header', required=True)
-    ap.add_argument('--functions')
+    ap.add_argument('--functions', required=True)
     ap.add_argument('--out', required=True)
     ap.add_argument('--status-size', type=int, default=6)
     o = ap.parse_args()
-    funcs = load_functions(o.header, o.functions)
+    funcs = load_functions(o.functions)
     values = eval_constants(o.header)
     os.makedirs(o.out, exist_ok=True)
     glue, report = gen_glue(funcs, o.status_size)

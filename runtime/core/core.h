@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "../base/base.h"
-#include "../include/mpi.h"
+#include "mpi.h" /* generated from include/mpi.h.in in the build tree */
 #include "../sched/sched.h"
 
 typedef enum skn_status {

@@ -1,0 +1,135 @@
+"""Reads runtime/binding/functions.txt, the one description of Skein's MPI functions.
+
+Every binding is generated from it: the C prototypes of mpi.h (gen_c.py), and the
+Fortran bindings. The format, one function per block:
+
+    # a comment, or a section title ("# point-to-point") that groups what follows
+    MPI_Name [-> rettype]          return type int unless given
+        argname  KIND  DIR  [array[:DIMS]]  [noconst]  [ctype="C type"]
+
+KIND says what the argument is (the C type follows from it, see KINDS; a FUNCTION kind
+names its callback type, FUNCTION:MPI_User_function). DIR is in, out or inout: an out or
+inout scalar is passed by pointer. `array` makes it an array (C `T name[]`; DIMS adds
+trailing fixed dimensions, as in `array:[3]`); an in array is `const` unless `noconst`.
+`ctype` overrides the derived C type for the rare argument no kind describes.
+"""
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+# kind -> C base type. Kinds also tell a generator what checks and conversions apply:
+# handles (COMM ... FILE) are MPI_Fint in Fortran, LOGICAL is a Fortran LOGICAL, STRING a
+# CHARACTER(*), BUFFER a choice buffer, COUNT/RANK/TAG plain integers with MPI checks.
+KINDS = {
+    'BUFFER': 'void', 'LOCATION': 'void',
+    'COUNT': 'int', 'RANK': 'int', 'TAG': 'int', 'INT': 'int', 'KEYVAL': 'int', 'LOGICAL': 'int',
+    'AINT': 'MPI_Aint', 'XCOUNT': 'MPI_Count', 'OFFSET': 'MPI_Offset',
+    'COMM': 'MPI_Comm', 'DATATYPE': 'MPI_Datatype', 'OP': 'MPI_Op', 'GROUP': 'MPI_Group',
+    'INFO': 'MPI_Info', 'REQUEST': 'MPI_Request', 'ERRHANDLER': 'MPI_Errhandler',
+    'MESSAGE': 'MPI_Message', 'WIN': 'MPI_Win', 'FILE': 'MPI_File', 'STATUS': 'MPI_Status',
+    'STRING': 'char', 'ATTRVAL': 'void', 'EXTRA_STATE': 'void', 'ARGV': 'char',
+    'FUNCTION': None, 'CTYPE': None,
+}
+HANDLE_KINDS = {'COMM', 'DATATYPE', 'OP', 'GROUP', 'INFO', 'REQUEST', 'ERRHANDLER', 'MESSAGE', 'WIN', 'FILE'}
+DIRS = ('in', 'out', 'inout')
+
+
+@dataclass
+class Arg:
+    name: str
+    kind: str                    # a key of KINDS
+    direction: str               # in, out, inout
+    array: bool = False
+    dims: str = ''               # trailing fixed dimensions of an array, e.g. "[3]"
+    noconst: bool = False
+    function_type: str = ''      # for FUNCTION: the callback typedef
+    explicit_ctype: str = ''     # for CTYPE
+
+    @property
+    def ctype(self) -> str:
+        """The C declaration of this argument, name included."""
+        if self.explicit_ctype:
+            return f'{self.explicit_ctype} {self.name}'
+        if self.kind == 'FUNCTION':
+            return f'{self.function_type} *{self.name}'
+        if self.kind == 'ARGV':
+            return f'char ***{self.name}'
+        base = KINDS[self.kind]
+        if self.array:
+            const = 'const ' if self.direction == 'in' and not self.noconst else ''
+            return f'{const}{base} {self.name}[]{self.dims}'
+        if self.kind in ('BUFFER', 'LOCATION', 'STRING'):
+            const = 'const ' if self.direction == 'in' else ''
+            return f'{const}{base} *{self.name}'
+        if self.kind in ('ATTRVAL', 'EXTRA_STATE'):
+            return f'void *{self.name}'  # the C binding passes the address as void *
+        if self.kind == 'STATUS':
+            const = 'const ' if self.direction == 'in' else ''
+            return f'{const}MPI_Status *{self.name}'
+        if self.direction == 'in':
+            return f'{base} {self.name}'
+        return f'{base} *{self.name}'
+
+
+@dataclass
+class Function:
+    name: str                    # MPI_Send
+    ret: str = 'int'
+    section: str = ''
+    args: List[Arg] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:      # Send
+        return self.name[4:]
+
+    def c_params(self) -> str:
+        return ', '.join(a.ctype for a in self.args) or 'void'
+
+
+_ARG = re.compile(r'^\s+(\w+)\s+([A-Z_]+)(?::(\w+))?\s+(in|out|inout)((?:\s+\S+)*)\s*$')
+
+
+def load(path) -> List[Function]:
+    funcs, seen, section, cur = [], set(), '', None
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            where = f'{path}:{lineno}'
+            if not line.strip():
+                continue
+            if line.startswith('#'):
+                title = line[1:].strip()
+                if title and not line.startswith('##'):
+                    section = title
+                continue
+            if not line[0].isspace():
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*(.+?))?\s*$', line)
+                if not m:
+                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type]"')
+                if m.group(1) in seen:
+                    raise SyntaxError(f'{where}: {m.group(1)} described twice')
+                seen.add(m.group(1))
+                cur = Function(m.group(1), m.group(2) or 'int', section)
+                funcs.append(cur)
+                continue
+            m = _ARG.match(line)
+            if not m or cur is None:
+                raise SyntaxError(f'{where}: expected "  name KIND dir [array[:dims]] [noconst] [ctype=...]"')
+            name, kind, sub, direction, rest = m.groups()
+            if kind not in KINDS:
+                raise SyntaxError(f'{where}: unknown kind {kind}')
+            arg = Arg(name, kind, direction)
+            if kind == 'FUNCTION':
+                if not sub:
+                    raise SyntaxError(f'{where}: FUNCTION needs its type, FUNCTION:MPI_User_function')
+                arg.function_type = sub
+            for opt in re.findall(r'ctype="[^"]*"|\S+', rest):
+                if opt == 'array' or opt.startswith('array:'):
+                    arg.array, arg.dims = True, opt[6:]
+                elif opt == 'noconst':
+                    arg.noconst = True
+                elif opt.startswith('ctype='):
+                    arg.explicit_ctype = opt[7:-1]
+                else:
+                    raise SyntaxError(f'{where}: unknown option {opt}')
+            cur.args.append(arg)
+    return funcs
