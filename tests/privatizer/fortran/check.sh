@@ -27,5 +27,10 @@ n=$(printf '%s\n' "$out" | grep -c "would be per rank")
 want=$(sed -n 's/^! expect-lines: //p' "$dir/report.f90")
 [ "$n" -eq "$want" ] || { echo "FAIL report: $n variables listed, expected $want"; printf '%s\n' "$out"; bad=1; }
 [ -e "$work/report.o" ] && { echo "FAIL report mode wrote an object"; bad=1; }
+# -fprivatize-shared leaves the named variable and COMMON block shared
+out=$(cd "$work" && "$fc" -fprivatize-report -fprivatize-shared=counter,/rnamed/ "$dir/report.f90" 2>&1)
+n=$(printf '%s\n' "$out" | grep -c "would be per rank")
+[ "$n" -eq $((want - 2)) ] && ! printf '%s\n' "$out" | grep -q "rmod::counter\|/rnamed/" ||
+  { echo "FAIL -fprivatize-shared: $n variables listed"; printf '%s\n' "$out"; bad=1; }
 [ $bad -eq 0 ] && echo "PASS fortran privatizer diagnostics"
 exit $bad
