@@ -15,6 +15,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
 # netlayer launch tests: real PMIx (Open MPI's mpirun) and Slurm (srun --mpi=pmi2/pmix);
 # tmux gives the Ctrl-C test a terminal.
 pkgs+=(openmpi-bin slurm-wlm tmux)
+# Fortran: mpifort and the bindings (gfortran), -fprivatize's GCC plugin (plugin headers)
+pkgs+=(gfortran gcc-12-plugin-dev)
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev hyperfine)
   pkgs+=(ucx-utils) # ucx_perftest, for apps/bench/netcompare.sh

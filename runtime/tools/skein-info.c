@@ -13,6 +13,7 @@ int main(void) {
   skn_topo_describe(topo, sizeof topo);
   printf("Skein %s (MPI %d.%d)\n", SKEIN_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
   printf("build:          %s, %s, compiler %s\n", SKEIN_BUILD_TYPE, SKEIN_BUILD_OPTIONS, __VERSION__);
+  printf("fortran:        %s (mpifort, mpif90, mpif77; -fprivatize through a GCC plugin)\n", SKEIN_FC_VERSION);
   printf("topology:       %s\n", topo);
   printf("transports:     local (one copy within the process)\n");
   printf("ranks:          %d (SKEIN_NP, skeinrun -n)\n", c.nranks);

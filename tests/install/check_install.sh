@@ -50,4 +50,23 @@ cmake -S "$src/tests/install/findmpi" -B "$work/findmpi" -DMPI_C_COMPILER="$p/bi
 cmake --build "$work/findmpi" >/dev/null
 "$p/bin/mpiexec" -n 4 "$work/findmpi/hello" | grep -q "4 ranks" || { echo "FAIL FindMPI program"; exit 1; }
 
-echo "PASS install tree: relocatable, mpicc/mpicxx/pkg-config/FindMPI programs run"
+# Fortran (when built): mpifort, mpif.h/mpi module, pkg-config skein-fort, FindMPI's Fortran
+if [ -x "$p/bin/mpifort" ]; then
+  for tool in mpif90 mpif77; do [ -x "$p/bin/$tool" ] || { echo "FAIL missing bin/$tool"; exit 1; }; done
+  [ -f "$p/include/mpif.h" ] && [ -f "$p/include/mpi.mod" ] || { echo "FAIL missing mpif.h or mpi.mod"; exit 1; }
+  "$p/bin/skein-info" | grep -q "^fortran: *gfortran" || { echo "FAIL skein-info: no gfortran line"; exit 1; }
+  "$p/bin/mpifort" -O2 "$src/tests/install/findmpi_fortran/hello.f90" -o "$work/fhello"
+  "$p/bin/mpiexec" -n 3 "$work/fhello" | grep -q "3 ranks" || { echo "FAIL mpifort program"; exit 1; }
+  gfortran "$src/tests/install/findmpi_fortran/hello.f90" -o "$work/fhello_pc" -J "$work" \
+    $(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs skein-fort)
+  "$p/bin/mpiexec" -n 2 "$work/fhello_pc" | grep -q "2 ranks" || { echo "FAIL pkg-config Fortran program"; exit 1; }
+  cmake -S "$src/tests/install/findmpi_fortran" -B "$work/findmpi_f" -DMPI_Fortran_COMPILER="$p/bin/mpifort" \
+    >"$work/findmpi_f.log" 2>&1 || { cat "$work/findmpi_f.log"; echo "FAIL FindMPI Fortran configure"; exit 1; }
+  cmake --build "$work/findmpi_f" >/dev/null
+  "$p/bin/mpiexec" -n 4 "$work/findmpi_f/fhello" | grep -q "4 ranks" || { echo "FAIL FindMPI Fortran program"; exit 1; }
+  # -fprivatize from the moved tree (plugin and stub found relative to mpifort)
+  "$p/bin/mpifort" -fprivatize -I"$src/tests/mpi" "$src/tests/mpi/fbind_f77.f" -o "$work/f77p"
+  "$p/bin/mpiexec" -n 3 "$work/f77p" | grep -q "PASS fbind_f77" || { echo "FAIL mpifort -fprivatize program"; exit 1; }
+fi
+
+echo "PASS install tree: relocatable, mpicc/mpicxx/mpifort/pkg-config/FindMPI programs run"

@@ -1,0 +1,48 @@
+/* Support of the generated Fortran glue (fortran_glue.c, from gen_fortran.py): how
+ * Fortran's sentinels and strings become C's. The sentinels are COMMON blocks that mpif.h
+ * and the mpi module declare and libskein defines (fortran_special.c); a Fortran program
+ * passes their address, which the glue compares. Their names start with skn_, so
+ * mpifort -fprivatize leaves them shared by all ranks. */
+#ifndef SKEIN_FORTRAN_GLUE_H
+#define SKEIN_FORTRAN_GLUE_H
+#include <stddef.h>
+
+#include "mpi.h"
+
+#define SKN_FEXPORT __attribute__((visibility("default")))
+/* Fortran INTEGERs in MPI_STATUS_SIZE (mpif.h) */
+#define SKN_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+_Static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "MPI_Status is not a whole number of INTEGERs");
+
+/* COMMON /skn_mpi_.../ of mpif.h (gfortran appends an underscore) */
+extern SKN_FEXPORT MPI_Fint skn_mpi_bottom_, skn_mpi_in_place_;
+extern SKN_FEXPORT MPI_Fint skn_mpi_status_ignore_[], skn_mpi_statuses_ignore_[], skn_mpi_errcodes_ignore_[];
+extern SKN_FEXPORT MPI_Fint skn_mpi_unweighted_[], skn_mpi_weights_empty_[];
+extern SKN_FEXPORT char skn_mpi_argv_null_[], skn_mpi_argvs_null_[];
+
+static inline void *skn_fbuf(void *b) {
+  if (b == (void *)&skn_mpi_bottom_) return MPI_BOTTOM;
+  if (b == (void *)&skn_mpi_in_place_) return MPI_IN_PLACE;
+  return b;
+}
+static inline MPI_Status *skn_fstatus(MPI_Status *s) {
+  if ((void *)s == (void *)skn_mpi_status_ignore_ || (void *)s == (void *)skn_mpi_statuses_ignore_)
+    return MPI_STATUS_IGNORE;
+  return s;
+}
+static inline int *skn_ferrcodes(int *e) { return (void *)e == (void *)skn_mpi_errcodes_ignore_ ? MPI_ERRCODES_IGNORE : e; }
+static inline int *skn_fweights(int *w) {
+  if ((void *)w == (void *)skn_mpi_unweighted_) return MPI_UNWEIGHTED;
+  if ((void *)w == (void *)skn_mpi_weights_empty_) return MPI_WEIGHTS_EMPTY;
+  return w;
+}
+/* An attribute value or extra state: Fortran passes an INTEGER(KIND=MPI_ADDRESS_KIND) by
+ * reference, C takes the value as a pointer. */
+static inline void *skn_fattr(void *p) { return (void *)*(MPI_Aint *)p; }
+
+/* CHARACTER arguments: a C copy without the trailing blanks (free it), a C buffer for an
+ * output of len characters, and its copy back, blank-padded (frees the buffer). */
+char *skn_fstr_in(const char *s, size_t len) __attribute__((visibility("hidden")));
+char *skn_fstr_buf(size_t len) __attribute__((visibility("hidden")));
+void skn_fstr_out(char *dst, size_t len, char *buf) __attribute__((visibility("hidden")));
+#endif

@@ -1,0 +1,195 @@
+/* Fortran bindings that are not a plain by-reference call (the rest is generated into
+ * fortran_glue.c by gen_fortran.py): the sentinel COMMON blocks, CHARACTER conversion,
+ * attribute values (Fortran's are INTEGER(KIND=MPI_ADDRESS_KIND) values, or INTEGER for
+ * the MPI-1 calls, where C stores pointers) and keyval callbacks written in Fortran (called
+ * through trampolines with Fortran's argument conventions). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../api/api.h"
+#include "fortran_glue.h"
+
+/* ---- sentinels: storage of mpif.h's COMMON blocks (the program's .comm copies, if any,
+ * take precedence, and the glue reaches them through the GOT either way) */
+SKN_FEXPORT MPI_Fint skn_mpi_bottom_, skn_mpi_in_place_;
+SKN_FEXPORT MPI_Fint skn_mpi_status_ignore_[SKN_F_STATUS_SIZE], skn_mpi_statuses_ignore_[SKN_F_STATUS_SIZE];
+SKN_FEXPORT MPI_Fint skn_mpi_errcodes_ignore_[1], skn_mpi_unweighted_[1], skn_mpi_weights_empty_[1];
+SKN_FEXPORT char skn_mpi_argv_null_[1], skn_mpi_argvs_null_[1];
+
+/* ---- CHARACTER */
+char *skn_fstr_in(const char *s, size_t len) {
+  while (len > 0 && s[len - 1] == ' ') len--;
+  char *c = malloc(len + 1);
+  if (!c) skn_fatal("Fortran binding: out of memory for a string argument");
+  memcpy(c, s, len);
+  c[len] = 0;
+  return c;
+}
+
+char *skn_fstr_buf(size_t len) {
+  /* C writes up to its MPI_MAX_... bound whatever the Fortran length: room for the largest */
+  size_t n = len + 1 > MPI_MAX_LIBRARY_VERSION_STRING + 1 ? len + 1 : MPI_MAX_LIBRARY_VERSION_STRING + 1;
+  char *c = calloc(1, n);
+  if (!c) skn_fatal("Fortran binding: out of memory for a string argument");
+  return c;
+}
+
+void skn_fstr_out(char *dst, size_t len, char *buf) {
+  size_t n = strnlen(buf, len);
+  memcpy(dst, buf, n);
+  memset(dst + n, ' ', len - n);
+  free(buf);
+}
+
+/* ---- attributes */
+static int is_predefined_key(int keyval) { return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE; }
+
+/* C's predefined attributes point at ints; Fortran receives the value itself */
+static MPI_Aint attr_out(int keyval, void *v) { return is_predefined_key(keyval) ? (MPI_Aint) * (int *)v : (MPI_Aint)v; }
+
+#define GET_ATTR(fname, cfn, obj_t)                                                                        \
+  SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierr) { \
+    void *v = NULL;                                                                                        \
+    int f = 0;                                                                                             \
+    *ierr = cfn(*obj, *keyval, &v, &f);                                                                    \
+    *flag = f != 0;                                                                                        \
+    if (*ierr == MPI_SUCCESS && f) *val = attr_out(*keyval, v);                                            \
+  }
+GET_ATTR(mpi_comm_get_attr_, MPI_Comm_get_attr, MPI_Comm)
+GET_ATTR(pmpi_comm_get_attr_, PMPI_Comm_get_attr, MPI_Comm)
+GET_ATTR(mpi_type_get_attr_, MPI_Type_get_attr, MPI_Datatype)
+GET_ATTR(pmpi_type_get_attr_, PMPI_Type_get_attr, MPI_Datatype)
+
+#define SET_ATTR(fname, cfn, obj_t)                                                                 \
+  SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierr) { \
+    *ierr = cfn(*obj, *keyval, (void *)*val);                                                       \
+  }
+SET_ATTR(mpi_comm_set_attr_, MPI_Comm_set_attr, MPI_Comm)
+SET_ATTR(pmpi_comm_set_attr_, PMPI_Comm_set_attr, MPI_Comm)
+SET_ATTR(mpi_type_set_attr_, MPI_Type_set_attr, MPI_Datatype)
+SET_ATTR(pmpi_type_set_attr_, PMPI_Type_set_attr, MPI_Datatype)
+
+/* MPI-1: INTEGER attribute values */
+#define ATTR_GET1(fname, cfn)                                                                                 \
+  SKN_FEXPORT void fname(const MPI_Comm *comm, const MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *flag, MPI_Fint *ierr) { \
+    void *v = NULL;                                                                                           \
+    int f = 0;                                                                                                \
+    *ierr = cfn(*comm, *keyval, &v, &f);                                                                      \
+    *flag = f != 0;                                                                                           \
+    if (*ierr == MPI_SUCCESS && f) *val = (MPI_Fint)attr_out(*keyval, v);                                     \
+  }
+ATTR_GET1(mpi_attr_get_, MPI_Attr_get)
+ATTR_GET1(pmpi_attr_get_, PMPI_Attr_get)
+#define ATTR_PUT1(fname, cfn)                                                                                 \
+  SKN_FEXPORT void fname(const MPI_Comm *comm, const MPI_Fint *keyval, const MPI_Fint *val, MPI_Fint *ierr) { \
+    *ierr = cfn(*comm, *keyval, (void *)(MPI_Aint)*val);                                                      \
+  }
+ATTR_PUT1(mpi_attr_put_, MPI_Attr_put)
+ATTR_PUT1(pmpi_attr_put_, PMPI_Attr_put)
+
+/* ---- keyvals with callbacks written in Fortran. The C keyval gets trampolines and, as its
+ * extra state, a record of the Fortran procedures and the Fortran extra state (kept for
+ * the life of the process: keyvals are few). */
+typedef void fcopy_fn(const MPI_Fint *old, const MPI_Fint *keyval, const MPI_Aint *extra, const MPI_Aint *in,
+                      MPI_Aint *out, MPI_Fint *flag, MPI_Fint *ierr);
+typedef void fdelete_fn(const MPI_Fint *obj, const MPI_Fint *keyval, const MPI_Aint *val, const MPI_Aint *extra,
+                        MPI_Fint *ierr);
+typedef void fcopy1_fn(const MPI_Fint *old, const MPI_Fint *keyval, const MPI_Fint *extra, const MPI_Fint *in,
+                       MPI_Fint *out, MPI_Fint *flag, MPI_Fint *ierr);
+typedef void fdelete1_fn(const MPI_Fint *obj, const MPI_Fint *keyval, const MPI_Fint *val, const MPI_Fint *extra,
+                         MPI_Fint *ierr);
+typedef struct fkeyval {
+  void *copy, *del; /* Fortran procedures (the predefined ones never reach here) */
+  MPI_Aint extra;
+  int mpi1; /* MPI_KEYVAL_CREATE: INTEGER values */
+} fkeyval;
+
+static int tramp_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag) {
+  fkeyval *k = extra;
+  MPI_Fint fold = old, fkey = keyval, fflag = 0, ierr = MPI_SUCCESS;
+  if (k->mpi1) {
+    MPI_Fint fextra = (MPI_Fint)k->extra, fin = (MPI_Fint)(MPI_Aint)in, fout = 0;
+    ((fcopy1_fn *)k->copy)(&fold, &fkey, &fextra, &fin, &fout, &fflag, &ierr);
+    *(void **)out = (void *)(MPI_Aint)fout;
+  } else {
+    MPI_Aint ain = (MPI_Aint)in, aout = 0;
+    ((fcopy_fn *)k->copy)(&fold, &fkey, &k->extra, &ain, &aout, &fflag, &ierr);
+    *(void **)out = (void *)aout;
+  }
+  *flag = fflag != 0;
+  return ierr;
+}
+
+static int tramp_delete(MPI_Comm obj, int keyval, void *val, void *extra) {
+  fkeyval *k = extra;
+  MPI_Fint fobj = obj, fkey = keyval, ierr = MPI_SUCCESS;
+  if (k->mpi1) {
+    MPI_Fint fval = (MPI_Fint)(MPI_Aint)val, fextra = (MPI_Fint)k->extra;
+    ((fdelete1_fn *)k->del)(&fobj, &fkey, &fval, &fextra, &ierr);
+  } else {
+    MPI_Aint aval = (MPI_Aint)val;
+    ((fdelete_fn *)k->del)(&fobj, &fkey, &aval, &k->extra, &ierr);
+  }
+  return ierr;
+}
+
+/* Fortran's predefined callbacks (mpif.h declares them EXTERNAL): recognized by address
+ * and replaced by C's, so they cost no trampoline. */
+SKN_FEXPORT void mpi_comm_null_copy_fn_(void) {}
+SKN_FEXPORT void mpi_comm_dup_fn_(void) {}
+SKN_FEXPORT void mpi_comm_null_delete_fn_(void) {}
+SKN_FEXPORT void mpi_type_null_copy_fn_(void) {}
+SKN_FEXPORT void mpi_type_dup_fn_(void) {}
+SKN_FEXPORT void mpi_type_null_delete_fn_(void) {}
+SKN_FEXPORT void mpi_null_copy_fn_(void) {}
+SKN_FEXPORT void mpi_dup_fn_(void) {}
+SKN_FEXPORT void mpi_null_delete_fn_(void) {}
+
+static MPI_Comm_copy_attr_function *pick_copy(void *f) {
+  if (f == (void *)mpi_comm_null_copy_fn_ || f == (void *)mpi_type_null_copy_fn_ || f == (void *)mpi_null_copy_fn_)
+    return MPI_COMM_NULL_COPY_FN;
+  if (f == (void *)mpi_comm_dup_fn_ || f == (void *)mpi_type_dup_fn_ || f == (void *)mpi_dup_fn_)
+    return MPI_COMM_DUP_FN;
+  return NULL;
+}
+static MPI_Comm_delete_attr_function *pick_delete(void *f) {
+  if (f == (void *)mpi_comm_null_delete_fn_ || f == (void *)mpi_type_null_delete_fn_ ||
+      f == (void *)mpi_null_delete_fn_)
+    return MPI_COMM_NULL_DELETE_FN;
+  return NULL;
+}
+
+static int create_keyval(int type, void *copy, void *del, int *keyval, MPI_Aint extra, int mpi1, int prof) {
+  MPI_Comm_copy_attr_function *c = pick_copy(copy);
+  MPI_Comm_delete_attr_function *d = pick_delete(del);
+  fkeyval *k = NULL;
+  if (!c || !d) {
+    k = malloc(sizeof *k);
+    if (!k) return MPI_ERR_NO_MEM;
+    *k = (fkeyval){copy, del, extra, mpi1};
+    if (!c) c = tramp_copy;
+    if (!d) d = tramp_delete;
+  }
+  void *state = k ? (void *)k : (void *)extra;
+  /* the datatype callbacks have the same shapes with a datatype handle (an int too) */
+  if (type)
+    return (prof ? PMPI_Type_create_keyval : MPI_Type_create_keyval)((MPI_Type_copy_attr_function *)c,
+                                                                      (MPI_Type_delete_attr_function *)d, keyval, state);
+  if (mpi1) return (prof ? PMPI_Keyval_create : MPI_Keyval_create)(c, d, keyval, state);
+  return (prof ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(c, d, keyval, state);
+}
+
+#define CREATE_KEYVAL(fname, type, prof)                                                                  \
+  SKN_FEXPORT void fname(void *copy, void *del, MPI_Fint *keyval, const MPI_Aint *extra, MPI_Fint *ierr) { \
+    *ierr = create_keyval(type, copy, del, keyval, *extra, 0, prof);                                      \
+  }
+CREATE_KEYVAL(mpi_comm_create_keyval_, 0, 0)
+CREATE_KEYVAL(pmpi_comm_create_keyval_, 0, 1)
+CREATE_KEYVAL(mpi_type_create_keyval_, 1, 0)
+CREATE_KEYVAL(pmpi_type_create_keyval_, 1, 1)
+SKN_FEXPORT void mpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, const MPI_Fint *extra, MPI_Fint *ierr) {
+  *ierr = create_keyval(0, copy, del, keyval, *extra, 1, 0);
+}
+SKN_FEXPORT void pmpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, const MPI_Fint *extra, MPI_Fint *ierr) {
+  *ierr = create_keyval(0, copy, del, keyval, *extra, 1, 1);
+}

@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""Generates Skein's Fortran bindings from the MPI function description.
+
+    gen_fortran.py --header build/include/mpi.h --functions runtime/binding/functions.txt --out DIR
+
+Writes into DIR:
+  fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc., everything by reference
+                   (MPI_Fint handles, which are Skein's C handles unchanged), LOGICAL and
+                   CHARACTER conversion, the sentinels MPI_BOTTOM, MPI_IN_PLACE,
+                   MPI_STATUS(ES)_IGNORE, MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED,
+                   MPI_WEIGHTS_EMPTY recognized by the address of Skein's COMMON blocks;
+                   built into libskein
+  mpif.h           constants, sentinels and function types for `include 'mpif.h'`
+                   (fixed and free form: no line goes past column 72)
+  mpi_base.h       the same declarations, included by the mpi module (mpi.f90)
+  mpi.f90          module mpi: mpif.h's declarations
+  SUPPORTED.txt    every function with its Fortran status (generated, or why not)
+
+Functions come from the binding description (runtime/binding/functions.txt through
+mpibind.load): each argument's kind, direction and array shape decide its conversion.
+Constant values are evaluated from mpi.h's #defines, so new constants reach Fortran by
+themselves.
+"""
+import argparse
+import os
+import re
+import sys
+
+# ---------------------------------------------------------------- description
+
+class Arg:
+    def __init__(self, name, ctype, kind=None, direction=None, array=None):
+        self.name, self.ctype, self.kind, self.direction, self.array = name, ctype, kind, direction, array
+
+
+class Func:
+    def __init__(self, name, ret, args):
+        self.name, self.ret, self.args = name, ret, args
+
+
+def load_functions(functions):
+    if functions:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(functions)))
+        import mpibind  # runtime/binding/mpibind.py
+        out = []
+        for f in mpibind.load(functions):
+            args = []
+            for a in f.args:
+                if a.kind == 'FUNCTION':
+                    ctype = a.function_type + ' *'
+                elif a.kind == 'ARGV':
+                    ctype = 'char ***'
+                elif a.kind == 'CTYPE':
+                    ctype = a.explicit_ctype
+                else:
+                    base = mpibind.KINDS[a.kind]
+                    ctype = base + (' *' if (a.array or a.direction != 'in' or
+                                             a.kind in ('BUFFER', 'LOCATION', 'STRING', 'ATTRVAL',
+                                                        'EXTRA_STATE', 'STATUS')) else '')
+                    if a.direction == 'in' and (a.array or a.kind in ('BUFFER', 'LOCATION', 'STRING')):
+                        ctype = 'const ' + ctype
+                x = Arg(a.name, ctype, a.kind, a.direction, a.array)
+                x.multidim = bool(getattr(a, 'dims', ''))
+                args.append(x)
+            out.append(Func(f.name, f.ret, args))
+        return out
+
+# ---------------------------------------------------------------- constants
+
+def eval_constants(header):
+    """Integer values of mpi.h's object-like MPI_ macros, in order of appearance."""
+    defs = {}
+    order = []
+    for line in open(header):
+        m = re.match(r'\s*#\s*define\s+(\w+)\s+(.*?)\s*(/\*.*)?$', line)
+        if m and '(' not in m.group(1):
+            if re.match(r'\s*#\s*define\s+\w+\(', line):
+                continue
+            defs[m.group(1)] = m.group(2)
+            order.append(m.group(1))
+
+    def expand(expr, depth=0):
+        if depth > 20:
+            raise ValueError(expr)
+        expr = re.sub(r'SKN_HANDLE\(([^,()]+(?:\([^()]*\))?),\s*([^()]+?)\)',
+                      lambda m: '((%s) << 24 | (%s))' % (m.group(1), m.group(2)), expr)
+        expr = re.sub(r'SKN_DT\(([^()]+)\)', lambda m: '((0x4c) << 24 | (%s))' % m.group(1), expr)
+        def sub(m):
+            n = m.group(0)
+            return '(%s)' % expand(defs[n], depth + 1) if n in defs else n
+        return re.sub(r'\b[A-Za-z_]\w*\b', sub, expr)
+
+    values = {}
+    for name in order:
+        if not name.startswith('MPI_'):
+            continue
+        try:
+            e = expand(defs[name])
+        except (ValueError, KeyError):
+            continue
+        e = re.sub(r'\((?:int|unsigned|long|MPI_Fint)\)', '', e)
+        e = re.sub(r'\b0[xX][0-9a-fA-F]+\b', lambda m: str(int(m.group(0), 16)), e)
+        if not re.fullmatch(r'[\s0-9a-fA-FxX()<>|&+\-~*]+', e) or re.search(r'[A-WYZa-wyz_]', e):
+            continue
+        try:
+            v = eval(e, {'__builtins__': {}})
+        except Exception:
+            continue
+        v &= 0xffffffff
+        if v >= 1 << 31:
+            v -= 1 << 32
+        values[name] = v
+    return values
+
+# ---------------------------------------------------------------- classification
+
+HANDLES = {'MPI_Comm', 'MPI_Group', 'MPI_Datatype', 'MPI_Op', 'MPI_Errhandler', 'MPI_Request', 'MPI_Message',
+           'MPI_Info', 'MPI_Win', 'MPI_File'}
+SCALARS = HANDLES | {'int', 'MPI_Aint', 'MPI_Offset', 'MPI_Count', 'MPI_Fint', 'double'}
+# callbacks whose C and Fortran calling conventions agree (every argument by reference)
+PASS_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function', 'MPI_Comm_errhandler_fn',
+              'MPI_Win_errhandler_function', 'MPI_File_errhandler_function'}
+LOGICAL_NAMES = {'flag', 'periods', 'reorder', 'commute', 'high'}
+
+
+def base_type(ctype):
+    return ' '.join(t for t in ctype.replace('*', ' ').replace('[]', ' ').split() if t != 'const')
+
+
+def stars(ctype):
+    return ctype.count('*') + ctype.count('[]')
+
+
+class Plan:
+    """How one argument crosses from Fortran to C."""
+
+    def __init__(self, a):
+        self.a = a
+        bt, n = base_type(a.ctype), stars(a.ctype)
+        self.bt, self.n = bt, n
+        kind = (a.kind or '').upper()
+        if kind == 'ARGV' or a.name == 'argc' or (bt == 'char' and n == 3):
+            self.how = 'omit'  # Fortran has no argc/argv: MPI_Init(NULL, NULL)
+        elif bt == 'char' and n == 1 and not a.array:
+            self.how = 'str_in' if ('const' in a.ctype or a.direction == 'in') else 'str_out'
+        elif bt == 'char':
+            self.how = 'unsupported'
+        elif bt == 'void' and n == 1 and a.name == 'buffer_addr':
+            self.how = 'addr_out'  # MPI_Buffer_detach: C returns the address, Fortran has nowhere to keep it
+        elif bt == 'void' and n == 1 and (kind in ('ATTRVAL', 'EXTRA_STATE') or
+                                          (not kind and a.name in ('attribute_val', 'extra_state'))):
+            self.how = 'attr'
+        elif bt == 'void' and n == 1:
+            self.how = 'buffer'
+        elif bt in PASS_FUNCS and n == 1:
+            self.how = 'func'
+        elif bt.endswith('_function') or bt.endswith('_fn') or kind == 'FUNCTION':
+            self.how = 'unsupported'
+        elif bt == 'MPI_Status' and n == 1:
+            self.how = 'status'
+        elif bt in SCALARS and n == 0:
+            self.how = 'value'
+        elif bt in SCALARS and n == 1:
+            self.how = 'pointer'
+        else:
+            self.how = 'unsupported'
+
+    def cparam(self):
+        a = self.a
+        if self.how in ('str_in',):
+            return 'const char *%s' % a.name
+        if self.how == 'str_out':
+            return 'char *%s' % a.name
+        if self.how in ('buffer', 'attr', 'addr_out'):
+            return 'void *%s' % a.name
+        if self.how == 'func':
+            return '%s *%s' % (self.bt, a.name)
+        if self.how == 'status':
+            return 'MPI_Status *%s' % a.name
+        if self.how == 'value':
+            return 'const %s *%s' % (self.bt, a.name)
+        if self.how == 'pointer':
+            return '%s *%s' % (self.bt, a.name)
+        raise ValueError(self.how)
+
+    def carg(self):
+        a = self.a
+        if self.how == 'omit':
+            return 'NULL'
+        if self.how in ('str_in', 'str_out'):
+            return 'c_' + a.name
+        if self.how == 'buffer':
+            return 'skn_fbuf(%s)' % a.name
+        if self.how == 'attr':
+            return 'skn_fattr(%s)' % a.name
+        if self.how == 'addr_out':
+            return '&t_%s' % a.name  # the value, not its address (Fortran passes an AINT)
+        if self.how == 'status':
+            return 'skn_fstatus(%s)' % a.name
+        if self.how == 'value':
+            return '*' + a.name
+        if self.how == 'pointer':
+            if self.bt == 'int' and 'weight' in a.name:
+                return 'skn_fweights(%s)' % a.name
+            if self.bt == 'int' and a.name in ('array_of_errcodes', 'errcodes'):
+                return 'skn_ferrcodes(%s)' % a.name
+            if getattr(a, 'multidim', False):
+                return '(void *)%s' % a.name
+            return a.name
+        return a.name
+
+
+# C functions whose Fortran binding is written by hand in fortran_special.c (callbacks
+# with Fortran calling conventions, attribute values of another width)
+SPECIAL = {'MPI_Comm_create_keyval', 'MPI_Type_create_keyval', 'MPI_Keyval_create', 'MPI_Comm_get_attr',
+           'MPI_Type_get_attr', 'MPI_Attr_get', 'MPI_Attr_put', 'MPI_Comm_set_attr', 'MPI_Type_set_attr'}
+SKIP = {'MPI_Pcontrol': 'variadic in C'}
+
+
+def plan_function(f):
+    if f.name in SKIP:
+        return None, SKIP[f.name]
+    if f.name in SPECIAL:
+        return None, 'hand-written in fortran_special.c'
+    if re.search(r'_(c2f|f2c)$', f.name):
+        return None, 'C only'
+    plans = [Plan(a) for a in f.args]
+    bad = [p.a.name for p in plans if p.how == 'unsupported']
+    if bad:
+        return None, 'no Fortran conversion for argument(s) %s' % ', '.join(bad)
+    if f.ret not in ('int', 'double', 'MPI_Aint'):
+        return None, 'return type %s' % f.ret
+    return plans, None
+
+
+def glue_function(f, plans, prefix, cname):
+    lname = f.name.lower()
+    fname = (prefix + lname + '_')
+    params = [p.cparam() for p in plans if p.how != 'omit']
+    if f.ret == 'int':
+        params.append('MPI_Fint *ierr')
+    params += ['size_t %s_len' % p.a.name for p in plans if p.how in ('str_in', 'str_out')]
+    pro, epi = [], []
+    for p in plans:
+        n = p.a.name
+        if p.how == 'str_in':
+            pro.append('char *c_%s = skn_fstr_in(%s, %s_len);' % (n, n, n))
+            epi.append('free(c_%s);' % n)
+        elif p.how == 'addr_out':
+            pro.append('void *t_%s = NULL;' % n)
+            epi.append('(void)%s;' % n)
+        elif p.how == 'str_out':
+            pro.append('char *c_%s = skn_fstr_buf(%s_len);' % (n, n))
+            epi.append('skn_fstr_out(%s, %s_len, c_%s);' % (n, n, n))
+    call = '%s(%s)' % (cname, ', '.join(p.carg() for p in plans))
+    out = ['SKN_FEXPORT %s %s(%s) {' % ('void' if f.ret == 'int' else f.ret, fname, ', '.join(params) or 'void')]
+    out += ['  ' + s for s in pro]
+    if f.ret == 'int':
+        out.append('  int rc = %s;' % call)
+        out += ['  ' + s for s in epi]
+        out.append('  *ierr = rc;')
+    else:
+        out.append('  return %s;' % call)
+    out.append('}')
+    return out
+
+
+GLUE_HEAD = r'''/* Generated by runtime/binding/gen_fortran.py: do not edit.
+ * Skein's Fortran bindings, C side: one mpi_x_ and one pmpi_x_ per MPI function, every
+ * argument by reference as gfortran passes it (hidden CHARACTER lengths last). Handles
+ * need no conversion: Skein's C handles are ints, and MPI_Fint is int. */
+#include <stdlib.h>
+#include "fortran_glue.h"
+'''
+
+
+def gen_glue(funcs, status_size):
+    out = [GLUE_HEAD, '_Static_assert(SKN_F_STATUS_SIZE == %d, "MPI_Status changed: MPI_STATUS_SIZE of mpif.h is %d");'
+           % (status_size, status_size), '']
+    report = []
+    for f in funcs:
+        plans, why = plan_function(f)
+        if plans is None:
+            report.append('%-36s %s' % (f.name, why))
+            continue
+        report.append('%-36s generated' % f.name)
+        out += glue_function(f, plans, '', f.name)
+        out += glue_function(f, plans, 'p', 'P' + f.name)
+        out.append('')
+    return '\n'.join(out) + '\n', report
+
+# ---------------------------------------------------------------- Fortran declarations
+
+# Sentinels: COMMON blocks whose addresses the C glue recognizes (fortran_glue.h). Their
+# names start with skn_, which the privatizer leaves shared.
+SENTINELS = [
+    ('MPI_BOTTOM', 'integer', '', 'skn_mpi_bottom'),
+    ('MPI_IN_PLACE', 'integer', '', 'skn_mpi_in_place'),
+    ('MPI_STATUS_IGNORE', 'integer', '(MPI_STATUS_SIZE)', 'skn_mpi_status_ignore'),
+    ('MPI_STATUSES_IGNORE', 'integer', '(MPI_STATUS_SIZE,1)', 'skn_mpi_statuses_ignore'),
+    ('MPI_ERRCODES_IGNORE', 'integer', '(1)', 'skn_mpi_errcodes_ignore'),
+    ('MPI_UNWEIGHTED', 'integer', '(1)', 'skn_mpi_unweighted'),
+    ('MPI_WEIGHTS_EMPTY', 'integer', '(1)', 'skn_mpi_weights_empty'),
+    ('MPI_ARGV_NULL', 'character*1', '(1)', 'skn_mpi_argv_null'),
+    ('MPI_ARGVS_NULL', 'character*1', '(1,1)', 'skn_mpi_argvs_null'),
+]
+# C macros that are not Fortran constants (or are sentinels, above)
+NOT_CONSTANTS = {'MPI_BOTTOM', 'MPI_IN_PLACE', 'MPI_STATUS_IGNORE', 'MPI_STATUSES_IGNORE',
+                 'MPI_ERRCODES_IGNORE', 'MPI_UNWEIGHTED', 'MPI_WEIGHTS_EMPTY'}
+
+
+def fixed(lines):
+    """Declarations in the common subset of fixed and free form (column 7, <= 72)."""
+    out = []
+    for l in lines:
+        if l.startswith('!') or not l:
+            out.append(l)
+            continue
+        s = '      ' + l
+        if len(s) > 72:
+            raise ValueError('mpif.h line too long: ' + s)
+        out.append(s)
+    return '\n'.join(out) + '\n'
+
+
+def gen_decls(values, funcs, status_size):
+    L = ['! Generated by runtime/binding/gen_fortran.py from mpi.h: do not edit.']
+    L.append('! Skein MPI constants and declarations for Fortran.')
+    for name, v in values.items():
+        if name in NOT_CONSTANTS:
+            continue
+        L.append('integer %s' % name)
+        L.append('parameter (%s=%d)' % (name, v))
+    L += ['integer MPI_STATUS_SIZE', 'parameter (MPI_STATUS_SIZE=%d)' % status_size,
+          'integer MPI_SOURCE, MPI_TAG, MPI_ERROR',
+          'parameter (MPI_SOURCE=1, MPI_TAG=2, MPI_ERROR=3)',
+          'integer MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND',
+          'parameter (MPI_ADDRESS_KIND=8)', 'parameter (MPI_OFFSET_KIND=8)',
+          'parameter (MPI_COUNT_KIND=8)',
+          'integer MPI_INTEGER_KIND', 'parameter (MPI_INTEGER_KIND=4)',
+          'logical MPI_SUBARRAYS_SUPPORTED, MPI_ASYNC_PROTECTS_NONBLOCKING',
+          'parameter (MPI_SUBARRAYS_SUPPORTED=.false.)',
+          'parameter (MPI_ASYNC_PROTECTS_NONBLOCKING=.false.)']
+    for name, t, dims, blk in SENTINELS:
+        L.append('%s %s%s' % (t, name, dims))
+        L.append('common /%s/ %s' % (blk, name))
+        L.append('save /%s/' % blk)
+    # functions that return a value
+    for f in funcs:
+        if f.ret == 'double':
+            L.append('double precision %s, P%s' % (f.name, f.name))
+            L.append('external %s, P%s' % (f.name, f.name))
+        elif f.ret == 'MPI_Aint':
+            L.append('integer(kind=MPI_ADDRESS_KIND) %s' % f.name)
+            L.append('integer(kind=MPI_ADDRESS_KIND) P%s' % f.name)
+            L.append('external %s, P%s' % (f.name, f.name))
+    # predefined callbacks (fortran_special.c)
+    L.append('external MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN')
+    L.append('external MPI_COMM_DUP_FN, MPI_NULL_COPY_FN')
+    L.append('external MPI_NULL_DELETE_FN, MPI_DUP_FN')
+    L.append('external MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN')
+    L.append('external MPI_TYPE_DUP_FN')
+    return fixed(L)
+
+
+MODULE = '''! Generated by runtime/binding/gen_fortran.py: do not edit.
+! Skein's `mpi` module: the declarations of mpif.h. Procedures have implicit interfaces,
+! as in mpif.h (see docs/user-guide.md, "Fortran").
+module mpi
+  implicit none
+  include 'mpi_base.h'
+end module mpi
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--header', required=True)
+    ap.add_argument('--functions', required=True)
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--status-size', type=int, default=6)
+    o = ap.parse_args()
+    funcs = load_functions(o.functions)
+    values = eval_constants(o.header)
+    os.makedirs(o.out, exist_ok=True)
+    glue, report = gen_glue(funcs, o.status_size)
+    decls = gen_decls(values, funcs, o.status_size)
+
+    def write(name, text):
+        p = os.path.join(o.out, name)
+        if os.path.exists(p) and open(p).read() == text:
+            return  # keep the timestamp: nothing downstream rebuilds
+        open(p, 'w').write(text)
+    write('fortran_glue.c', glue)
+    write('mpif.h', decls)
+    write('mpi_base.h', decls)
+    write('mpi.f90', MODULE)
+    write('SUPPORTED.txt', '\n'.join(report) + '\n')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Fortran privatizer (mpifort -fprivatize, GCC plugin) diagnostics: each err_*.f90 must fail
+# to compile with the messages of its "! expect:" lines; report.f90 under -fprivatize-report
+# must list exactly its "! expect:" lines ("! expect-lines: N" notes).
+# usage: check.sh MPIFORT SOURCE_DIR
+set -uo pipefail
+fc=$1
+dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bad=0
+expect() { # file output
+  while IFS= read -r re; do
+    printf '%s\n' "$2" | grep -Eq -- "$re" || { echo "FAIL $(basename "$1"): no message matching /$re/"; bad=1; }
+  done < <(sed -n 's/^! expect: //p' "$1")
+}
+for f in "$dir"/err_*.f90; do
+  out=$("$fc" -fopenmp -fprivatize -c "$f" -J "$work" -o "$work/x.o" 2>&1)
+  rc=$?
+  [ $rc -ne 0 ] || { echo "FAIL $(basename "$f"): compiled, expected an error"; bad=1; }
+  expect "$f" "$out"
+done
+out=$(cd "$work" && "$fc" -fprivatize-report "$dir/report.f90" 2>&1)
+[ $? -eq 0 ] || { echo "FAIL report mode exited non-zero: $out"; bad=1; }
+expect "$dir/report.f90" "$out"
+n=$(printf '%s\n' "$out" | grep -c "would be per rank")
+want=$(sed -n 's/^! expect-lines: //p' "$dir/report.f90")
+[ "$n" -eq "$want" ] || { echo "FAIL report: $n variables listed, expected $want"; printf '%s\n' "$out"; bad=1; }
+[ -e "$work/report.o" ] && { echo "FAIL report mode wrote an object"; bad=1; }
+# -fprivatize-shared leaves the named variable and COMMON block shared
+out=$(cd "$work" && "$fc" -fprivatize-report -fprivatize-shared=counter,/rnamed/ "$dir/report.f90" 2>&1)
+n=$(printf '%s\n' "$out" | grep -c "would be per rank")
+[ "$n" -eq $((want - 2)) ] && ! printf '%s\n' "$out" | grep -q "rmod::counter\|/rnamed/" ||
+  { echo "FAIL -fprivatize-shared: $n variables listed"; printf '%s\n' "$out"; bad=1; }
+[ $bad -eq 0 ] && echo "PASS fortran privatizer diagnostics"
+exit $bad
