@@ -15,11 +15,14 @@ cp "$src/tests/privatizer/idioms/stb/"* "$src/tests/privatizer/idioms/flags.c" .
 cat > clean.c <<'C'
 #include <mpi.h>
 #include <stdio.h>
+#include <skein_privatize.h>
 static const int table[3] = {1, 2, 3};
+SKEIN_SHARED int hits; /* shared on purpose: not counted */
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int r;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  __atomic_fetch_add(&hits, 1, __ATOMIC_RELAXED);
   if (r == 0) printf("clean %d\n", table[r % 3]);
   MPI_Finalize();
   return 0;
