@@ -1,8 +1,9 @@
 /* Skein privatizer: what user code and privatized sources see.
  *
  * SKEIN_SHARED marks a global that all ranks of a process share (the privatizer leaves it
- * alone). It expands to nothing for compilers other than the privatizer's Clang front end,
- * so code that uses it still builds with any MPI.
+ * alone). It puts the global in section skn_shared, which tells the wrappers' link-time
+ * check and the start-up check of unprivatized programs that sharing is meant; it expands
+ * to nothing for other compilers.
  *
  * The rest is the interface between sources rewritten by skein-privatize, the per-module
  * stub (skein_priv_stub.o, linked by the wrappers) and libskein. Not for hand-written code. */
@@ -10,7 +11,9 @@
 #define SKEIN_PRIVATIZE_H
 
 #if defined(__clang__)
-#define SKEIN_SHARED __attribute__((annotate("skein_shared")))
+#define SKEIN_SHARED __attribute__((annotate("skein_shared"), section("skn_shared")))
+#elif defined(__GNUC__)
+#define SKEIN_SHARED __attribute__((section("skn_shared")))
 #else
 #define SKEIN_SHARED
 #endif

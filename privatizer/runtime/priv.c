@@ -7,10 +7,14 @@
  * skn_pbss that were never touched are left to demand paging, so a huge zero array costs
  * nothing per rank until the rank touches it. */
 #define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../include/skein_privatize.h"
@@ -116,7 +120,127 @@ static void map_module(skn_rank *r, skn_priv_rank *pr, int i) {
     if (*f) (*f)();
 }
 
+/* The executable's own mutable globals, by its symbol table: objects with a size in .data,
+ * .bss, .tdata or .tbss, leaving out the C runtime's (locals of crt*.c files, reserved
+ * `__` names, copy-relocated libc variables `name@GLIBC`) and the C++ library's
+ * (std::, guard variables, vtables). The same rule as the wrappers' link-time check
+ * (runtime/tools/mpicc.in). Writes up to `max` names into `names` (NUL-separated, size
+ * len); returns how many there are, or 0 without a symbol table. */
+static bool own_mutable(const char *name) {
+  static const char *skip[] = {"__", "DW.ref.", "_ZSt", "_ZNSt", "_ZNKSt", "_ZN9__gnu_cxx", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "_ZTT", "_ZZNSt", ".", NULL};
+  if (!name[0] || strchr(name, '@')) return false;
+  for (const char **p = skip; *p; p++)
+    if (strncmp(name, *p, strlen(*p)) == 0) return false;
+  return true;
+}
+
+/* A C++ name of plain identifiers (_ZL5count, _ZN3app7historyE) as a.b::c; a static
+ * local's number dropped (counter.0); anything else as it is. */
+static const char *readable(const char *name, char *out, size_t len) {
+  size_t o = 0;
+  const char *p = name;
+  if (strncmp(p, "_Z", 2) == 0) {
+    p += 2;
+    bool nested = *p == 'N';
+    if (nested) p++;
+    if (*p == 'L') p++;
+    while (*p >= '1' && *p <= '9') {
+      char *end;
+      unsigned long l = strtoul(p, &end, 10);
+      if (strlen(end) < l || o + l + 3 >= len) break;
+      if (o) out[o++] = ':', out[o++] = ':';
+      memcpy(out + o, end, l);
+      o += l;
+      p = end + l;
+      if (!nested) break;
+    }
+    if (o && (*p == 0 || *p == 'E' || *p == '.')) {
+      out[o] = 0;
+      return out;
+    }
+  }
+  snprintf(out, len, "%.*s", (int)strcspn(name, "."), name);
+  return out;
+}
+
+static int exe_mutable_globals(char *names, size_t len, int max) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  int n = 0;
+  void *map = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr)
+                  ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  const char *img = map;
+  size_t size = (size_t)st.st_size;
+  const Elf64_Ehdr *eh = map;
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+      eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > size || eh->e_shstrndx >= eh->e_shnum)
+    goto out;
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+  const char *shstr = img + sh[eh->e_shstrndx].sh_offset;
+  for (int i = 0; i < eh->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+    if (sh[i].sh_offset + sh[i].sh_size > size || sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size > size) break;
+    const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+    const char *str = img + sh[sh[i].sh_link].sh_offset;
+    size_t nsym = sh[i].sh_size / sizeof *sym, used = 0;
+    bool runtime_file = false; /* locals that follow a crt*.c file symbol */
+    for (size_t k = 0; k < nsym; k++) {
+      const char *name = str + sym[k].st_name;
+      if (ELF64_ST_TYPE(sym[k].st_info) == STT_FILE) {
+        runtime_file = strncmp(name, "crt", 3) == 0;
+        continue;
+      }
+      if (ELF64_ST_TYPE(sym[k].st_info) != STT_OBJECT && ELF64_ST_TYPE(sym[k].st_info) != STT_TLS) continue;
+      if (sym[k].st_size == 0 || sym[k].st_shndx == SHN_UNDEF || sym[k].st_shndx >= eh->e_shnum) continue;
+      if (ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL && runtime_file) continue;
+      const char *sec = shstr + sh[sym[k].st_shndx].sh_name;
+      if (strcmp(sec, ".data") && strcmp(sec, ".bss") && strcmp(sec, ".tdata") && strcmp(sec, ".tbss")) continue;
+      if (!own_mutable(name)) continue;
+      if (n < max) {
+        char plain[128];
+        size_t l = strlen(readable(name, plain, sizeof plain)) + 1;
+        if (used + l < len) {
+          memcpy(names + used, plain, l);
+          used += l;
+        }
+      }
+      n++;
+    }
+    break;
+  }
+out:
+  munmap(map, size);
+  return n;
+}
+
+/* Once per job (in its first process), when ranks share processes: a program whose own
+ * mutable globals are not privatized hears about it. SKEIN_PRIVATIZE_WARNING=0 silences. */
+static void warn_unprivatized(void) {
+  static _Atomic(int) once;
+  if (atomic_exchange(&once, 1)) return;
+  if (atomic_load(&P.n) > 0 || skn_job_g.proc != 0 || skn_job_g.size <= skn_job_g.nprocs) return;
+  if (!skn_env_int("PRIVATIZE_WARNING", 1)) return;
+  char names[256];
+  int n = exe_mutable_globals(names, sizeof names, 3);
+  if (n == 0) return;
+  char list[300] = "";
+  size_t off = 0;
+  const char *p = names;
+  for (int i = 0; i < n && i < 3 && *p; i++, p += strlen(p) + 1)
+    off += (size_t)snprintf(list + off, sizeof list - off, "%s'%s'", i ? ", " : "", p);
+  if (n > 3) snprintf(list + off, sizeof list - off, " and %d more", n - 3);
+  fprintf(stderr,
+          "skein: warning: this program's mutable globals (%s) are shared by the %d ranks of each process: "
+          "rebuild with mpicc -fprivatize to make them per rank (SKEIN_PRIVATIZE_WARNING=0 silences this)\n",
+          list, skn_job_g.nranks);
+}
+
 void skn_priv_rank_start(skn_rank *r) {
+  warn_unprivatized();
   int n = atomic_load(&P.n);
   if (n == 0) return;
   skn_priv_rank *pr = calloc(1, sizeof *pr);

@@ -302,17 +302,22 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     // Inline variables, template statics and internal-linkage definitions in headers have
     // no single defining file: their per-rank copies are found by address, a decision
     // every translation unit makes alike from the declaration alone.
-    bool internalInHeader = d && (d->isStaticLocal() || !d->isExternallyVisible()) &&
-                            !sm.isWrittenInMainFile(sm.getSpellingLoc(where));
+    // With headers rewritten (what mpicc -fprivatize does, and what --report assumes), a
+    // namespace-scope definition in a header is edited in this translation unit's copy of
+    // the header like one in the source: an internal one (`static std::vector<T> v;`) is
+    // this unit's own object, an external one (stb-style `#ifdef LIB_IMPLEMENTATION`) is
+    // defined by one unit in a well-formed program, as the link checks. Static locals of
+    // header functions stay found by address (inline functions merge across units).
+    bool inHeader = !sm.isWrittenInMainFile(sm.getSpellingLoc(where));
+    bool internalInHeader = d && inHeader && (d->isStaticLocal() || (!d->isExternallyVisible() && !opt.headers));
     g.slowPath = (cxx && (v->isInline() || isTemplated(v))) || internalInHeader;
     // `int x;` in C: a tentative definition, often in a header included by several files
     // (legacy codes built with -fcommon). It becomes a weak definition in the section, so
     // the copies merge like common symbols.
     g.weak = !cxx && d && d->isThisDeclarationADefinition() == VarDecl::TentativeDefinition &&
              d->isExternallyVisible() && !d->getInit() &&
-             (opt.fcommon || !sm.isWrittenInMainFile(sm.getSpellingLoc(where)));
-    if (d && !g.slowPath && !(g.weak && opt.headers) && !sm.isWrittenInMainFile(sm.getSpellingLoc(where)) &&
-        !d->isStaticLocal()) {
+             (opt.fcommon || inHeader);
+    if (d && !g.slowPath && !opt.headers && inHeader && !d->isStaticLocal()) {
       fail(g, where, "definition of mutable global '" + g.name +
                          "' in a header: move the definition into a source file (keep an extern declaration in the "
                          "header), or mark it shared");
@@ -371,7 +376,8 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
         return;
       }
       if (g.slowPath || t->isArrayType()) {
-        fail(g, where, "'" + g.name + "' (template, inline or array of objects) with a constructor or dynamic initializer: not supported");
+        fail(g, where, "'" + g.name + "' (" + std::string(t->isArrayType() ? "array of objects" : v->isInline() ? "inline variable" : isTemplated(v) ? "template static" : "static in a header, outside header mode") +
+                           ") with a constructor or dynamic initializer: not supported");
         return;
       }
       g.action = Action::PrivCtor;

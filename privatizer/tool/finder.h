@@ -76,12 +76,21 @@ struct TUResult {
 TUResult findGlobals(clang::ASTContext &ctx, const Options &opt);
 
 // Rewrites the main file (and with opt.headers, every project header it includes, into
-// headers: original absolute path -> text); returns false (errors printed) on failure.
-bool rewriteMainFile(clang::ASTContext &ctx, const TUResult &res, const Options &opt, const std::string &headerDir,
+// headers: original absolute path -> text); returns false on failure, with the problems
+// added to res.errors and the variables concerned turned into errors.
+bool rewriteMainFile(clang::ASTContext &ctx, TUResult &res, const Options &opt, const std::string &headerDir,
                      std::string &out, std::map<std::string, std::string> &headers);
 
-// Prints compiler-style diagnostics for every global to llvm::outs().
-void printReport(clang::ASTContext &ctx, const TUResult &res);
+// The privatizer's decisions as gcc-style diagnostics, one line each ("file:line:col:
+// error: ... [skein-privatize]"): every refused global and every other problem, and with
+// all, a warning for each global this unit defines. --report prints all of them and a
+// -fprivatize build prints the errors: the same words for the same decisions.
+struct Diag {
+  std::string key;   // file:line:col and name: one line per variable across units
+  bool error;
+  std::string text;  // the whole line, without newline
+};
+std::vector<Diag> diagnose(clang::ASTContext &ctx, const TUResult &res, bool all);
 
 // Warns about mutable globals that the prebuilt library `path` defines (nm).
 int reportLibrary(const std::string &path);

@@ -5,6 +5,7 @@
 #include "finder.h"
 
 #include "clang/AST/ASTConsumer.h"
+#include "clang/Driver/Options.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Lex/Pragma.h"
@@ -15,7 +16,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Option/ArgList.h"
+#include "llvm/Option/OptTable.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 using namespace clang;
 using namespace clang::tooling;
@@ -88,6 +92,22 @@ class IncludeLog : public PPCallbacks {
 
 int g_failures = 0;
 
+// --report over several units: one line per variable (a header's globals are seen by every
+// unit that includes it); a variable refused by any unit is listed as refused only.
+struct ReportLines {
+  std::vector<skn::Diag> lines;
+  std::map<std::string, size_t> at;
+  void add(const skn::Diag &d) {
+    auto it = at.find(d.key);
+    if (it == at.end()) {
+      at[d.key] = lines.size();
+      lines.push_back(d);
+    } else if (d.error && !lines[it->second].error) {
+      lines[it->second] = d;
+    }
+  }
+} g_report;
+
 class Consumer : public ASTConsumer {
  public:
   explicit Consumer(skn::Options &o) : opt(o) {}
@@ -96,33 +116,20 @@ class Consumer : public ASTConsumer {
       g_failures++;
       return;
     }
+    // The same analysis in both modes: find, then rewrite (the report throws the text
+    // away), so that every problem either finds refuses the variable in both.
     skn::TUResult res = skn::findGlobals(ctx, opt);
-    if (Report) {
-      skn::printReport(ctx, res);
-      // errors for uses (not tied to one global) are listed too
-      SourceManager &sm = ctx.getSourceManager();
-      for (const skn::Problem &p : res.errors) {
-        bool listed = false;
-        for (const skn::GlobalRec &g : res.globals) listed |= g.action == skn::Action::Error && p.msg == g.why;
-        if (listed) continue;
-        PresumedLoc pl = sm.getPresumedLoc(sm.getExpansionLoc(p.loc));
-        if (pl.isValid())
-          llvm::outs() << pl.getFilename() << ":" << pl.getLine() << ":" << pl.getColumn() << ": error: " << p.msg
-                       << " [skein-privatize]\n";
-      }
-      if (!res.errors.empty()) g_failures++;
-      return;
-    }
-    DiagnosticsEngine &d = ctx.getDiagnostics();
-    unsigned id = d.getCustomDiagID(DiagnosticsEngine::Error, "%0 [skein-privatize]");
-    for (const skn::Problem &p : res.errors) d.Report(p.loc, id) << p.msg;
-    if (!res.errors.empty()) {
-      g_failures++;
-      return;
-    }
     std::string out;
     std::map<std::string, std::string> headers;
-    if (!skn::rewriteMainFile(ctx, res, opt, HeaderDir, out, headers)) {
+    bool ok = skn::rewriteMainFile(ctx, res, opt, HeaderDir, out, headers) && res.errors.empty();
+    std::vector<skn::Diag> diags = skn::diagnose(ctx, res, Report);
+    if (Report) {
+      for (const skn::Diag &d : diags) g_report.add(d);
+      if (!ok) g_failures++;
+      return;
+    }
+    for (const skn::Diag &d : diags) llvm::errs() << d.text << "\n";
+    if (!ok) {
       g_failures++;
       return;
     }
@@ -159,7 +166,8 @@ class Action : public ASTFrontendAction {
  public:
   bool BeginSourceFileAction(CompilerInstance &ci) override {
     opt.shared.insert(Shared.begin(), Shared.end());
-    opt.headers = !HeaderDir.empty();
+    // --report decides as a -fprivatize build, which always rewrites the project headers
+    opt.headers = !HeaderDir.empty() || Report;
     opt.fcommon = !ci.getCodeGenOpts().NoCommon;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
@@ -172,6 +180,52 @@ class Action : public ASTFrontendAction {
  private:
   skn::Options opt;
 };
+
+// The user compiles with gcc; Clang only parses. Options Clang does not know
+// (-fconserve-stack, -ftree-vectorizer-verbose=0, -fipa-pta...), plugins, CPUs it does not
+// know and -O levels above 3 are dropped or mapped, so that gcc's flags never stop the
+// parse or add messages; -w keeps Clang's warnings (which gcc would not print) quiet, and
+// the diagnostics Clang 16 makes errors by default but gcc 12 only warns about stay
+// warnings. What is left is what changes the parse: -D, -I, -std, -f(no-)common, -fopenmp...
+static CommandLineArguments gccCompatible(const CommandLineArguments &in, StringRef) {
+  if (in.empty()) return in;
+  std::vector<const char *> argv;
+  for (size_t i = 1; i < in.size(); i++) argv.push_back(in[i].c_str());
+  const llvm::opt::OptTable &table = clang::driver::getDriverOptTable();
+  unsigned missingIndex = 0, missingCount = 0;
+  namespace o = clang::driver::options;
+  // as the gcc-style driver parses (no cl.exe, Flang or DXC spellings)
+  llvm::opt::InputArgList args = table.ParseArgs(
+      argv, missingIndex, missingCount, 0,
+      o::CLOption | o::CLDXCOption | o::DXCOption | o::NoDriverOption | o::FlangOnlyOption);
+  CommandLineArguments out{in[0]};
+  for (const llvm::opt::Arg *a : args) {
+    const llvm::opt::Option &opt = a->getOption();
+    if (opt.matches(o::OPT_UNKNOWN) || opt.matches(o::OPT_fplugin_EQ) || opt.matches(o::OPT_fplugin_arg) ||
+        opt.matches(o::OPT_mtune_EQ) || opt.matches(o::OPT_fpass_plugin_EQ))
+      continue;
+    if (opt.matches(o::OPT_march_EQ) || opt.matches(o::OPT_mcpu_EQ)) {
+      StringRef cpu = a->getValue();
+      if (cpu != "native" && llvm::X86::parseArchX86(cpu) == llvm::X86::CK_None) continue;
+    }
+    if (opt.matches(o::OPT_O) && a->getNumValues() == 1) {
+      StringRef level = a->getValue();
+      unsigned n = 0;
+      if (!level.getAsInteger(10, n) && n > 3) {
+        out.push_back("-O3");
+        continue;
+      }
+    }
+    llvm::opt::ArgStringList rendered;
+    a->render(args, rendered);
+    for (const char *r : rendered) out.push_back(r);
+  }
+  for (const char *w : {"-w", "-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int",
+                        "-Wno-error=int-conversion", "-Wno-error=incompatible-function-pointer-types",
+                        "-Wno-error=return-type", "-Wno-unknown-warning-option", "-Wno-unused-command-line-argument"})
+    out.push_back(w);
+  return out;
+}
 
 }  // namespace
 
@@ -213,10 +267,9 @@ int main(int argc, const char **argv) {
   // gcc's own headers (omp.h, found through the wrapper's -idirafter) use gcc 11's
   // __malloc__(deallocator), which Clang 16 rejects: keep the plain attribute
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-D__malloc__(...)=__malloc__", ArgumentInsertPosition::END));
-  // gcc-only warning options in real build flags must not stop the parse
-  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unknown-warning-option", ArgumentInsertPosition::END));
-  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-Wno-unused-command-line-argument", ArgumentInsertPosition::END));
+  tool.appendArgumentsAdjuster(gccCompatible);
   int trc = tool.run(newFrontendActionFactory<Action>().get());
+  for (const skn::Diag &d : g_report.lines) llvm::outs() << d.text << "\n";
   if (trc != 0 || g_failures) rc = 1;
   return rc;
 }

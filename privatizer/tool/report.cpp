@@ -5,6 +5,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdio>
+#include <set>
 #include <sys/wait.h>
 
 using namespace clang;
@@ -26,20 +27,37 @@ static const char *actionText(const GlobalRec &g) {
   return "";
 }
 
-void printReport(ASTContext &ctx, const TUResult &res) {
+static std::string where(SourceManager &sm, SourceLocation l) {
+  PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(l));
+  if (p.isInvalid()) return "";
+  return std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ":" + std::to_string(p.getColumn());
+}
+
+std::vector<Diag> diagnose(ASTContext &ctx, const TUResult &res, bool all) {
   SourceManager &sm = ctx.getSourceManager();
+  std::vector<Diag> out;
+  std::set<std::string> explained;  // problems told by a global's own line
   for (const GlobalRec &g : res.globals) {
+    bool error = g.action == Action::Error;
+    if (!error && (!all || !g.def)) continue;  // extern: reported where defined
     const VarDecl *d = g.def ? g.def : g.decl;
-    if (!g.def && g.action != Action::Error) continue;  // extern: reported where defined
-    PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(d->getLocation()));
-    if (p.isInvalid()) continue;
+    std::string at = where(sm, d->getLocation());
+    if (at.empty()) continue;
     std::string size = g.size >= 0 ? std::to_string(g.size) + " bytes" : "size depends on template arguments";
     std::string why = (g.action == Action::KeepConst || g.action == Action::KeepShared) ? " (" + g.why + ")" : "";
-    llvm::outs() << p.getFilename() << ":" << p.getLine() << ":" << p.getColumn() << ": "
-                 << (g.action == Action::Error ? "error" : "warning") << ": " << g.kind << " '" << g.name
-                 << "' of type '" << g.type << "', " << size << ": " << actionText(g) << why
-                 << (g.action == Action::Error ? ": " + g.why : "") << " [skein-privatize]\n";
+    if (error) explained.insert(g.why);
+    out.push_back({at + " " + g.name, error,
+                   at + ": " + (error ? "error" : "warning") + ": " + g.kind + " '" + g.name + "' of type '" + g.type +
+                       "', " + size + ": " + actionText(g) + why + (error ? ": " + g.why : "") + " [skein-privatize]"});
   }
+  for (const Problem &p : res.errors) {
+    if (explained.count(p.msg)) continue;
+    std::string at = where(sm, p.loc);
+    if (at.empty()) continue;
+    std::string line = at + ": error: " + p.msg + " [skein-privatize]";
+    out.push_back({line, true, line});
+  }
+  return out;
 }
 
 // nm types of writable data: D/d initialized, B/b zero, S/s small, V weak object, C common.

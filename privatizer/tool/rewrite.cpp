@@ -118,8 +118,11 @@ struct Rw {
   }
   std::string shadowPath(const std::string &orig) const { return headerDir + orig; }
 
-  void error(SourceLocation l, const std::string &m) {
-    ctx.getDiagnostics().Report(l, ctx.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Error, "%0")) << m;
+  // Problems found while rewriting refuse the variable (when there is one) exactly as the
+  // finder's do, so that --report (which rewrites too, into nothing) lists them alike.
+  std::vector<std::pair<const VarDecl *, Problem>> failed;
+  void error(SourceLocation l, const std::string &m, const VarDecl *d = nullptr) {
+    failed.push_back({d, Problem{l, m}});
     ok = false;
   }
 
@@ -139,7 +142,7 @@ struct Rw {
   bool initText(const VarDecl *d, std::string &out) { return rangeText(d, d->getInit()->getSourceRange(), out); }
   bool rangeText(const VarDecl *d, SourceRange r, std::string &out) {
     if (r.getBegin().isMacroID() || r.getEnd().isMacroID()) {
-      error(d->getLocation(), "initializer of '" + d->getNameAsString() + "' comes from a macro: not supported");
+      error(d->getLocation(), "initializer of '" + d->getNameAsString() + "' comes from a macro: not supported", d);
       return false;
     }
     FileID fid = sm.getFileID(r.getBegin());
@@ -153,7 +156,7 @@ struct Rw {
       if (ur.getBegin().isMacroID()) {
         if (sm.getFileOffset(sm.getExpansionLoc(ur.getBegin())) >= b &&
             sm.getFileOffset(sm.getExpansionLoc(ur.getBegin())) < e) {
-          error(ur.getBegin(), "privatized global used through a macro in a static initializer: not supported");
+          error(ur.getBegin(), "privatized global used through a macro in a static initializer: not supported", d);
           return false;
         }
         continue;
@@ -227,16 +230,17 @@ struct Rw {
     bool cxx = lo.CPlusPlus;
     if (d->getLexicalDeclContext()->isRecord() || (cxx && !scopePrefix(d, prefix))) {
       error(d->getLocation(), "'" + d->getNameAsString() +
-                                  "' needs a per-rank initializer but is defined inside a class: define it out of class");
+                                  "' needs a per-rank initializer but is defined inside a class: define it out of class", d);
       return;
     }
+    // after the definition: in the source, or in this unit's copy of a project header
     SourceLocation after = afterDecl(d);
-    if (after.isInvalid() || !sm.isWrittenInMainFile(after)) {
-      error(d->getLocation(), "cannot find the end of the declaration of '" + d->getNameAsString() + "'");
+    if (after.isInvalid() || !editable(after)) {
+      error(d->getLocation(), "cannot find the end of the declaration of '" + d->getNameAsString() + "'", d);
       return;
     }
     std::string name = "__skn_priv_hook" + std::to_string(nhooks++);
-    rw.InsertTextAfter(after, " static void " + name + "(void) { " + body + " }");
+    rw.InsertTextAfter(canon(after), " static void " + name + "(void) { " + body + " }");
     hookCalls.push_back(cxx ? prefix + name : name);
   }
 
@@ -245,7 +249,7 @@ struct Rw {
   void localObject(const VarDecl *d) {
     SourceLocation b = d->getBeginLoc(), end = afterDecl(d);
     if (b.isMacroID() || end.isInvalid() || !editable(b)) {
-      error(d->getLocation(), "cannot rewrite the declaration of static local '" + d->getNameAsString() + "'");
+      error(d->getLocation(), "cannot rewrite the declaration of static local '" + d->getNameAsString() + "'", d);
       return;
     }
     std::string type = text(d->getTypeSourceInfo()->getTypeLoc().getSourceRange());
@@ -347,7 +351,7 @@ struct Rw {
       CharSourceRange ex = sm.getExpansionRange(b);
       while (ex.getBegin().isMacroID()) ex = sm.getExpansionRange(ex.getBegin());
       if (!dre || dre->hasQualifier() || !sm.isWrittenInMainFile(ex.getBegin())) {
-        error(sb, "use of privatized global '" + g.name + "' inside a macro: cannot rewrite it");
+        error(sb, "use of privatized global '" + g.name + "' inside a macro: cannot rewrite it", g.decl);
         continue;
       }
       CharSourceRange ex2 = sm.getExpansionRange(e);
@@ -462,11 +466,21 @@ struct Rw {
 
 }  // namespace
 
-bool rewriteMainFile(ASTContext &ctx, const TUResult &res, const Options &opt, const std::string &headerDir,
+bool rewriteMainFile(ASTContext &ctx, TUResult &res, const Options &opt, const std::string &headerDir,
                      std::string &out, std::map<std::string, std::string> &headers) {
   Rw r(ctx, res, opt, headerDir);
   r.headersOut = &headers;
-  return r.run(out);
+  bool ok = r.run(out);
+  for (auto &[d, p] : r.failed) {
+    res.errors.push_back(p);
+    auto it = d ? res.index.find(d->getCanonicalDecl()) : res.index.end();
+    if (it == res.index.end()) continue;
+    GlobalRec &g = res.globals[it->second];
+    if (g.action == Action::Error) continue;
+    g.action = Action::Error;
+    g.why = p.msg;
+  }
+  return ok;
 }
 
 }  // namespace skn

@@ -33,9 +33,9 @@
 /* Calls of the user error handler, one slot per rank: rank-indexed so that it
  * stays correct even if globals are shared by all ranks of a process. */
 #define MAX_HANDLER_RANKS 4096
-static int handler_calls[MAX_HANDLER_RANKS];
-static int handler_last_code[MAX_HANDLER_RANKS];
-static int handler_comm_ok[MAX_HANDLER_RANKS];
+SKEIN_SHARED static int handler_calls[MAX_HANDLER_RANKS];
+SKEIN_SHARED static int handler_last_code[MAX_HANDLER_RANKS];
+SKEIN_SHARED static int handler_comm_ok[MAX_HANDLER_RANKS];
 
 static void user_handler(MPI_Comm *comm, int *code, ...)
 {

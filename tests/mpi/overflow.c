@@ -11,7 +11,7 @@
 #include "mpitest.h"
 
 /* Read-only after start-up: shared or not, it is the same for every rank. */
-static volatile int keep_going = 1;
+SKEIN_SHARED static volatile int keep_going = 1;
 
 __attribute__((noinline)) static int recurse(int depth)
 {
