@@ -23,6 +23,7 @@
 #include "../../privatizer/runtime/priv.h"
 #include "../../netlayer/pmi/pmi.h"
 #include "boot.h"
+#include "blocking.h"
 #include "libc_state.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -97,12 +98,13 @@ typedef struct thread_start {
   void *(*fn)(void *);
   void *arg;
   skn_rank *rank;
+  skn_rank_thread *rec; /* for a ULT's pthread_join (blocking.c) */
   bool unbind; /* drop the worker's single-core binding inherited from the creator */
 } thread_start;
 
-static void thread_done(void *unused) {
-  (void)unused;
+static void thread_done(void *rec) {
   skn_sched_release_thread();
+  skn_blocking_thread_ended(rec);
 }
 
 static void *thread_trampoline(void *p) {
@@ -111,7 +113,7 @@ static void *thread_trampoline(void *p) {
   if (ts.unbind) sched_setaffinity(0, sizeof B.process_cpus, &B.process_cpus);
   skn_sched_adopt_thread(ts.rank);
   skn_heap_adopt_thread(ts.rank->heap); /* allocate from the rank's arena */
-  pthread_setspecific(B.thread_key, &B); /* any non-NULL value: runs thread_done at exit */
+  pthread_setspecific(B.thread_key, ts.rec); /* runs thread_done at exit */
   return ts.fn(ts.arg);
 }
 
@@ -127,10 +129,20 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
   skn_rank *r = skn_rank_self();
   if (!r || !B.running) return real(t, attr, fn, arg);
   thread_start *ts = malloc(sizeof *ts);
-  if (!ts) return EAGAIN;
-  *ts = (thread_start){fn, arg, r, B.cfg.bind && !attr_has_affinity(attr)};
+  skn_rank_thread *rec = skn_blocking_thread_new();
+  if (!ts || !rec) {
+    free(ts);
+    free(rec);
+    return EAGAIN;
+  }
+  *ts = (thread_start){fn, arg, r, rec, B.cfg.bind && !attr_has_affinity(attr)};
   int rc = real(t, attr, thread_trampoline, ts);
-  if (rc != 0) free(ts);
+  if (rc != 0) {
+    free(ts);
+    free(rec);
+  } else {
+    skn_blocking_thread_started(rec, *t);
+  }
   return rc;
 }
 
@@ -237,12 +249,39 @@ static bool describe_blocked(void) {
     } else if (r->call.fn) {
       char buf[256];
       describe_call(&r->call, buf, sizeof buf);
-      skn_log("rank %d blocked in %s", i, buf);
+      if (r->unit->blocked_in) /* its threads called MPI */
+        skn_log("rank %d blocked in %s; a thread of it blocked in %s", i, r->unit->blocked_in, buf);
+      else
+        skn_log("rank %d blocked in %s", i, buf);
+    } else if (r->unit->blocked_in) {
+      skn_log("rank %d blocked in %s", i, r->unit->blocked_in);
     } else {
       skn_log("rank %d blocked outside MPI", i);
     }
   }
   return true;
+}
+
+/* The scheduler's watchdog: unit u has kept worker w in the kernel while others of the
+ * worker were ready to run. Ranks sharing a worker cannot all wait in the kernel. */
+static void on_worker_held(int w, skn_unit *u) {
+  skn_rank *held = u->owner;
+  char others[512];
+  size_t n = 0;
+  others[0] = '\0';
+  skn_job *j = &skn_job_g;
+  for (int i = j->first_rank; i < j->first_rank + j->nranks && n + 16 < sizeof others; i++) {
+    skn_rank *r = j->ranks[i];
+    if (r == held || r->state == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
+    n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
+  }
+  fflush(NULL);
+  skn_log("deadlock: rank %d blocked in %s holds worker %d; ranks %s cannot run (Skein turns "
+          "sleep, pthread_join, condition variables, mutexes, semaphores, poll, select, read and waitpid "
+          "into scheduler waits, not this call; run with as many workers as ranks, SKEIN_WORKERS)",
+          held ? held->world_rank : -1, held && held->call.fn ? held->call.fn : "a system call outside MPI", w,
+          n ? others : "(none)");
+  _exit(SKN_EXIT_DEADLOCK);
 }
 
 static void on_stall(void) {
@@ -313,6 +352,7 @@ static int boot_main(int argc, char **argv, char **envp) {
   if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
   if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
+  if (B.cfg.nworkers < B.cfg.nranks) skn_sched_start_watchdog(B.cfg.deadlock_ms, on_worker_held);
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */
   if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
