@@ -229,16 +229,30 @@ static void describe_call(const skn_call *c, char *buf, size_t len) {
   else snprintf(buf + n, len - n, "...)");
 }
 
-/* Names this process's blocked ranks and what they wait in; false when none is left. */
-static bool describe_blocked(void) {
+/* Names this process's ranks and what they wait in (a deadlock: all are blocked; a
+ * timeout: some may be running); false when none is left. */
+static bool describe_ranks(bool timeout) {
   skn_job *j = &skn_job_g;
   int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
   for (int i = first; i < end; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
   if (live == 0) return false;
   fflush(NULL);
-  skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->nranks);
+  if (timeout)
+    skn_log("timeout: the job ran longer than %u s (--timeout, MPIEXEC_TIMEOUT); %d of %d ranks still running",
+            B.cfg.timeout_s, live, j->nranks);
+  else
+    skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live,
+            j->nranks);
   for (int i = first; i < end; i++) {
     skn_rank *r = j->ranks[i];
+    uint32_t us = atomic_load(&r->unit->state);
+    bool blocked = us == SKN_UNIT_BLOCKED || us == SKN_UNIT_BLOCKED_FUTEX;
+    if (timeout && r->state != SKN_RANK_EXITED && !blocked) {
+      char buf[256];
+      if (r->call.fn) describe_call(&r->call, buf, sizeof buf);
+      skn_log("rank %d is running%s%s", i, r->call.fn ? " in " : " outside MPI", r->call.fn ? buf : "");
+      continue;
+    }
     if (r->state == SKN_RANK_EXITED) {
       skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
     } else if (atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED &&
@@ -285,13 +299,23 @@ static void on_worker_held(int w, skn_unit *u) {
 }
 
 static void on_stall(void) {
-  if (describe_blocked()) _exit(SKN_EXIT_DEADLOCK);
+  if (describe_ranks(false)) _exit(SKN_EXIT_DEADLOCK);
+}
+
+static void *timeout_thread(void *unused) {
+  (void)unused;
+  struct timespec ts = {(time_t)B.cfg.timeout_s, 0};
+  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+  }
+  describe_ranks(true);
+  fflush(NULL);
+  _exit(SKN_EXIT_TIMEOUT);
 }
 
 /* The job's processes agree on a deadlock (core/remote.c): this process's part. The
  * pause lets the other processes get the verdict before they see this one end. */
 static void report_deadlock(void) {
-  describe_blocked();
+  describe_ranks(false);
   fflush(NULL);
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
@@ -353,6 +377,10 @@ static int boot_main(int argc, char **argv, char **envp) {
   if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
   if (B.cfg.nworkers < B.cfg.nranks) skn_sched_start_watchdog(B.cfg.deadlock_ms, on_worker_held);
+  if (B.cfg.timeout_s) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, timeout_thread, NULL) == 0) pthread_detach(t);
+  }
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */
   if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
