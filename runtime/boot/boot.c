@@ -159,31 +159,63 @@ static const char *signal_name(int sig) {
   }
 }
 
-static void write_rank_prefix(skn_rank *r) {
-  skn_write_str("skein: rank ");
-  if (r) skn_write_long(r->world_rank);
-  else skn_write_str("?");
-  skn_write_str(": ");
+/* The crash notice is built on the stack and written with one write(): async-signal-safe,
+ * and never cut short by another thread ending the process in the middle of it. */
+typedef struct notice {
+  char buf[512];
+  size_t n;
+} notice;
+
+static void notice_str(notice *m, const char *s) {
+  while (*s && m->n < sizeof m->buf - 1) m->buf[m->n++] = *s++;
+}
+
+static void notice_long(notice *m, long v) {
+  char d[24];
+  int i = (int)sizeof d;
+  unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+  do {
+    d[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) d[--i] = '-';
+  while (i < (int)sizeof d && m->n < sizeof m->buf - 1) m->buf[m->n++] = d[i++];
+}
+
+/* The unit's rank if it is one of this process's ranks (a crash may come from anywhere:
+ * a worker between units, a foreign thread, a corrupted unit). */
+static skn_rank *crashed_rank(skn_unit *u) {
+  if (!u || !skn_job_g.ranks) return NULL;
+  for (int i = skn_job_g.first_rank; i < skn_job_g.first_rank + skn_job_g.nranks; i++)
+    if (skn_job_g.ranks[i] == u->owner) return u->owner;
+  return NULL;
 }
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   (void)uc;
+  int saved = errno;
   skn_unit *overflowed = (sig == SIGSEGV || sig == SIGBUS) ? skn_sched_unit_by_guard(si->si_addr) : NULL;
-  skn_unit *u = overflowed ? overflowed : skn_sched_self();
-  skn_rank *r = u ? (skn_rank *)u->owner : NULL;
-  write_rank_prefix(r);
+  skn_rank *r = crashed_rank(overflowed ? overflowed : skn_sched_self());
+  notice m = {.n = 0};
+  notice_str(&m, "skein: rank ");
+  if (r) notice_long(&m, r->world_rank);
+  else notice_str(&m, "?");
+  notice_str(&m, ": ");
   if (overflowed) {
-    skn_write_str("stack overflow (the stack of a rank is ");
-    skn_write_long((long)(B.cfg.stack_size >> 10));
-    skn_write_str(" KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
+    notice_str(&m, "stack overflow (the stack of a rank is ");
+    notice_long(&m, (long)(B.cfg.stack_size >> 10));
+    notice_str(&m, " KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
   } else {
-    skn_write_str(signal_name(sig));
+    notice_str(&m, signal_name(sig));
   }
   if (r && r->call.fn) {
-    skn_write_str(" in ");
-    skn_write_str(r->call.fn);
+    notice_str(&m, " in ");
+    notice_str(&m, r->call.fn);
   }
-  skn_write_str("\n");
+  m.buf[m.n++] = '\n';
+  ssize_t rc = write(STDERR_FILENO, m.buf, m.n);
+  (void)rc;
+  errno = saved;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -298,8 +330,15 @@ static void on_worker_held(int w, skn_unit *u) {
   _exit(SKN_EXIT_DEADLOCK);
 }
 
+/* A job ended by the deadlock detector exits with the first non-zero exit code of a rank
+ * (a rank that exited early is the usual cause of its peers' wait), else SKN_EXIT_DEADLOCK. */
+static int deadlock_exit_code(void) {
+  int code = atomic_load(&skn_job_g.first_exit_code);
+  return code ? code : SKN_EXIT_DEADLOCK;
+}
+
 static void on_stall(void) {
-  if (describe_ranks(false)) _exit(SKN_EXIT_DEADLOCK);
+  if (describe_ranks(false)) _exit(deadlock_exit_code());
 }
 
 static void *timeout_thread(void *unused) {
@@ -319,7 +358,7 @@ static void report_deadlock(void) {
   fflush(NULL);
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
-  _exit(SKN_EXIT_DEADLOCK);
+  _exit(deadlock_exit_code());
 }
 
 /* ------------------------------------------------------------------ start-up */
