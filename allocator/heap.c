@@ -252,7 +252,15 @@ void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_snap *out) {
 
 void skn_heap_rank_end(skn_heap *h) {
   if (!h || h->ended) return;
-  skn_heap_snapshot(h, true, &h->end);
+  if (H.memstats) {
+    skn_heap_snapshot(h, true, &h->end);
+  } else {
+    /* Give the rank's cached blocks back, nothing more: a snapshot refreshes jemalloc's
+     * statistics of every arena ("epoch"), which made the ends of N ranks cost O(N^2)
+     * (1024 ranks of an empty program: 72 s). Only SKEIN_MEMSTATS reports use them. */
+    skn_heap_flush_bins(h);
+    je_set("tcache.flush", &h->tcache, sizeof h->tcache);
+  }
   h->ended = true;
 }
 

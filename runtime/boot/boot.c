@@ -23,6 +23,7 @@
 #include "../../privatizer/runtime/priv.h"
 #include "../../netlayer/pmi/pmi.h"
 #include "boot.h"
+#include "blocking.h"
 #include "libc_state.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -97,12 +98,13 @@ typedef struct thread_start {
   void *(*fn)(void *);
   void *arg;
   skn_rank *rank;
+  skn_rank_thread *rec; /* for a ULT's pthread_join (blocking.c) */
   bool unbind; /* drop the worker's single-core binding inherited from the creator */
 } thread_start;
 
-static void thread_done(void *unused) {
-  (void)unused;
+static void thread_done(void *rec) {
   skn_sched_release_thread();
+  skn_blocking_thread_ended(rec);
 }
 
 static void *thread_trampoline(void *p) {
@@ -111,7 +113,7 @@ static void *thread_trampoline(void *p) {
   if (ts.unbind) sched_setaffinity(0, sizeof B.process_cpus, &B.process_cpus);
   skn_sched_adopt_thread(ts.rank);
   skn_heap_adopt_thread(ts.rank->heap); /* allocate from the rank's arena */
-  pthread_setspecific(B.thread_key, &B); /* any non-NULL value: runs thread_done at exit */
+  pthread_setspecific(B.thread_key, ts.rec); /* runs thread_done at exit */
   return ts.fn(ts.arg);
 }
 
@@ -127,10 +129,20 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
   skn_rank *r = skn_rank_self();
   if (!r || !B.running) return real(t, attr, fn, arg);
   thread_start *ts = malloc(sizeof *ts);
-  if (!ts) return EAGAIN;
-  *ts = (thread_start){fn, arg, r, B.cfg.bind && !attr_has_affinity(attr)};
+  skn_rank_thread *rec = skn_blocking_thread_new();
+  if (!ts || !rec) {
+    free(ts);
+    free(rec);
+    return EAGAIN;
+  }
+  *ts = (thread_start){fn, arg, r, rec, B.cfg.bind && !attr_has_affinity(attr)};
   int rc = real(t, attr, thread_trampoline, ts);
-  if (rc != 0) free(ts);
+  if (rc != 0) {
+    free(ts);
+    free(rec);
+  } else {
+    skn_blocking_thread_started(rec, *t);
+  }
   return rc;
 }
 
@@ -147,31 +159,63 @@ static const char *signal_name(int sig) {
   }
 }
 
-static void write_rank_prefix(skn_rank *r) {
-  skn_write_str("skein: rank ");
-  if (r) skn_write_long(r->world_rank);
-  else skn_write_str("?");
-  skn_write_str(": ");
+/* The crash notice is built on the stack and written with one write(): async-signal-safe,
+ * and never cut short by another thread ending the process in the middle of it. */
+typedef struct notice {
+  char buf[512];
+  size_t n;
+} notice;
+
+static void notice_str(notice *m, const char *s) {
+  while (*s && m->n < sizeof m->buf - 1) m->buf[m->n++] = *s++;
+}
+
+static void notice_long(notice *m, long v) {
+  char d[24];
+  int i = (int)sizeof d;
+  unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+  do {
+    d[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) d[--i] = '-';
+  while (i < (int)sizeof d && m->n < sizeof m->buf - 1) m->buf[m->n++] = d[i++];
+}
+
+/* The unit's rank if it is one of this process's ranks (a crash may come from anywhere:
+ * a worker between units, a foreign thread, a corrupted unit). */
+static skn_rank *crashed_rank(skn_unit *u) {
+  if (!u || !skn_job_g.ranks) return NULL;
+  for (int i = skn_job_g.first_rank; i < skn_job_g.first_rank + skn_job_g.nranks; i++)
+    if (skn_job_g.ranks[i] == u->owner) return u->owner;
+  return NULL;
 }
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   (void)uc;
+  int saved = errno;
   skn_unit *overflowed = (sig == SIGSEGV || sig == SIGBUS) ? skn_sched_unit_by_guard(si->si_addr) : NULL;
-  skn_unit *u = overflowed ? overflowed : skn_sched_self();
-  skn_rank *r = u ? (skn_rank *)u->owner : NULL;
-  write_rank_prefix(r);
+  skn_rank *r = crashed_rank(overflowed ? overflowed : skn_sched_self());
+  notice m = {.n = 0};
+  notice_str(&m, "skein: rank ");
+  if (r) notice_long(&m, r->world_rank);
+  else notice_str(&m, "?");
+  notice_str(&m, ": ");
   if (overflowed) {
-    skn_write_str("stack overflow (the stack of a rank is ");
-    skn_write_long((long)(B.cfg.stack_size >> 10));
-    skn_write_str(" KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
+    notice_str(&m, "stack overflow (the stack of a rank is ");
+    notice_long(&m, (long)(B.cfg.stack_size >> 10));
+    notice_str(&m, " KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
   } else {
-    skn_write_str(signal_name(sig));
+    notice_str(&m, signal_name(sig));
   }
   if (r && r->call.fn) {
-    skn_write_str(" in ");
-    skn_write_str(r->call.fn);
+    notice_str(&m, " in ");
+    notice_str(&m, r->call.fn);
   }
-  skn_write_str("\n");
+  m.buf[m.n++] = '\n';
+  ssize_t rc = write(STDERR_FILENO, m.buf, m.n);
+  (void)rc;
+  errno = saved;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -217,16 +261,30 @@ static void describe_call(const skn_call *c, char *buf, size_t len) {
   else snprintf(buf + n, len - n, "...)");
 }
 
-/* Names this process's blocked ranks and what they wait in; false when none is left. */
-static bool describe_blocked(void) {
+/* Names this process's ranks and what they wait in (a deadlock: all are blocked; a
+ * timeout: some may be running); false when none is left. */
+static bool describe_ranks(bool timeout) {
   skn_job *j = &skn_job_g;
   int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
   for (int i = first; i < end; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
   if (live == 0) return false;
   fflush(NULL);
-  skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live, j->nranks);
+  if (timeout)
+    skn_log("timeout: the job ran longer than %u s (--timeout, MPIEXEC_TIMEOUT); %d of %d ranks still running",
+            B.cfg.timeout_s, live, j->nranks);
+  else
+    skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live,
+            j->nranks);
   for (int i = first; i < end; i++) {
     skn_rank *r = j->ranks[i];
+    uint32_t us = atomic_load(&r->unit->state);
+    bool blocked = us == SKN_UNIT_BLOCKED || us == SKN_UNIT_BLOCKED_FUTEX;
+    if (timeout && r->state != SKN_RANK_EXITED && !blocked) {
+      char buf[256];
+      if (r->call.fn) describe_call(&r->call, buf, sizeof buf);
+      skn_log("rank %d is running%s%s", i, r->call.fn ? " in " : " outside MPI", r->call.fn ? buf : "");
+      continue;
+    }
     if (r->state == SKN_RANK_EXITED) {
       skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
     } else if (atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED &&
@@ -237,7 +295,12 @@ static bool describe_blocked(void) {
     } else if (r->call.fn) {
       char buf[256];
       describe_call(&r->call, buf, sizeof buf);
-      skn_log("rank %d blocked in %s", i, buf);
+      if (r->unit->blocked_in) /* its threads called MPI */
+        skn_log("rank %d blocked in %s; a thread of it blocked in %s", i, r->unit->blocked_in, buf);
+      else
+        skn_log("rank %d blocked in %s", i, buf);
+    } else if (r->unit->blocked_in) {
+      skn_log("rank %d blocked in %s", i, r->unit->blocked_in);
     } else {
       skn_log("rank %d blocked outside MPI", i);
     }
@@ -245,18 +308,57 @@ static bool describe_blocked(void) {
   return true;
 }
 
+/* The scheduler's watchdog: unit u has kept worker w in the kernel while others of the
+ * worker were ready to run. Ranks sharing a worker cannot all wait in the kernel. */
+static void on_worker_held(int w, skn_unit *u) {
+  skn_rank *held = u->owner;
+  char others[512];
+  size_t n = 0;
+  others[0] = '\0';
+  skn_job *j = &skn_job_g;
+  for (int i = j->first_rank; i < j->first_rank + j->nranks && n + 16 < sizeof others; i++) {
+    skn_rank *r = j->ranks[i];
+    if (r == held || r->state == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
+    n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
+  }
+  fflush(NULL);
+  skn_log("deadlock: rank %d blocked in %s holds worker %d; ranks %s cannot run (Skein turns "
+          "sleep, pthread_join, condition variables, mutexes, semaphores, poll, select, read and waitpid "
+          "into scheduler waits, not this call; run with as many workers as ranks, SKEIN_WORKERS)",
+          held ? held->world_rank : -1, held && held->call.fn ? held->call.fn : "a system call outside MPI", w,
+          n ? others : "(none)");
+  _exit(SKN_EXIT_DEADLOCK);
+}
+
+/* A job ended by the deadlock detector exits with the first non-zero exit code of a rank
+ * (a rank that exited early is the usual cause of its peers' wait), else SKN_EXIT_DEADLOCK. */
+static int deadlock_exit_code(void) {
+  int code = atomic_load(&skn_job_g.first_exit_code);
+  return code ? code : SKN_EXIT_DEADLOCK;
+}
+
 static void on_stall(void) {
-  if (describe_blocked()) _exit(SKN_EXIT_DEADLOCK);
+  if (describe_ranks(false)) _exit(deadlock_exit_code());
+}
+
+static void *timeout_thread(void *unused) {
+  (void)unused;
+  struct timespec ts = {(time_t)B.cfg.timeout_s, 0};
+  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+  }
+  describe_ranks(true);
+  fflush(NULL);
+  _exit(SKN_EXIT_TIMEOUT);
 }
 
 /* The job's processes agree on a deadlock (core/remote.c): this process's part. The
  * pause lets the other processes get the verdict before they see this one end. */
 static void report_deadlock(void) {
-  describe_blocked();
+  describe_ranks(false);
   fflush(NULL);
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
-  _exit(SKN_EXIT_DEADLOCK);
+  _exit(deadlock_exit_code());
 }
 
 /* ------------------------------------------------------------------ start-up */
@@ -313,6 +415,11 @@ static int boot_main(int argc, char **argv, char **envp) {
   if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
   if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
+  if (B.cfg.nworkers < B.cfg.nranks) skn_sched_start_watchdog(B.cfg.deadlock_ms, on_worker_held);
+  if (B.cfg.timeout_s) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, timeout_thread, NULL) == 0) pthread_detach(t);
+  }
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */
   if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);

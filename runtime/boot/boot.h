@@ -9,6 +9,8 @@
 
 /* Exit code of a job ended by the deadlock detector. */
 #define SKN_EXIT_DEADLOCK 70
+/* Exit code of a job that ran past SKEIN_TIMEOUT (skeinrun --timeout, MPIEXEC_TIMEOUT). */
+#define SKN_EXIT_TIMEOUT 124
 
 typedef struct skn_boot_config {
   int nranks;           /* SKEIN_NP */
@@ -19,6 +21,7 @@ typedef struct skn_boot_config {
   size_t eager_limit;   /* SKEIN_EAGER_LIMIT */
   size_t buffer_budget; /* SKEIN_BUFFER_BUDGET */
   unsigned deadlock_ms; /* SKEIN_DEADLOCK_MS */
+  unsigned timeout_s;   /* SKEIN_TIMEOUT: seconds, 0 = none */
 } skn_boot_config;
 
 SKN_INTERNAL void skn_boot_read_config(skn_boot_config *c);

@@ -18,5 +18,8 @@ void skn_boot_read_config(skn_boot_config *c) {
   c->eager_limit = (size_t)skn_env_size("EAGER_LIMIT", 64 << 10);
   c->buffer_budget = (size_t)skn_env_size("BUFFER_BUDGET", 4 << 20);
   c->deadlock_ms = (unsigned)skn_env_int("DEADLOCK_MS", 1000);
+  long t = skn_env_int("TIMEOUT", 0);
+  if (t < 0) skn_fatal("SKEIN_TIMEOUT must be a number of seconds");
+  c->timeout_s = (unsigned)t;
 }
 

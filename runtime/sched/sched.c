@@ -10,7 +10,10 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <time.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -51,6 +54,7 @@ static struct {
   skn_spinlock adopt_lock;
   skn_unit *adopt_free;
   _Atomic(int) pollers; /* adopted threads in loops calling the poll hook right now */
+  _Atomic(int) timed;   /* ULTs in a timed wait: they will run again, so no stall */
 } S;
 
 __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
@@ -70,6 +74,10 @@ static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
   void **save = from ? &from->sp : &w->sched_sp;
   void *load = to ? to->sp : w->sched_sp;
   skn_sched_current_tls = to;
+  atomic_store_explicit(&w->current, to, memory_order_relaxed);
+  if (to)
+    atomic_store_explicit(&w->switches, atomic_load_explicit(&w->switches, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
 #ifdef SKN_ASAN
   void **fake = (from && from->finished) ? NULL : (from ? &from->asan_fake_stack : &w->asan_fake_stack);
   if (to)
@@ -97,7 +105,13 @@ static void ult_main(void *p) {
 
 /* ------------------------------------------------------------------ queues */
 
+static inline void nready_add(skn_worker *w, int d) {
+  atomic_store_explicit(&w->nready, atomic_load_explicit(&w->nready, memory_order_relaxed) + (uint32_t)d,
+                        memory_order_relaxed);
+}
+
 static inline void ready_push(skn_worker *w, skn_unit *u) {
+  nready_add(w, 1);
   u->next = NULL;
   if (w->ready_tail) w->ready_tail->next = u;
   else w->ready_head = u;
@@ -120,12 +134,50 @@ static void drain_inbox(skn_worker *w) {
   }
 }
 
+/* ------------------------------------------------------------------ timers
+ * A worker's units in timed waits, sorted by deadline; touched only by the worker (a ULT
+ * never leaves it). Expired ones are woken when the worker looks for a unit to run. */
+
+static void timer_insert(skn_worker *w, skn_unit *u) {
+  skn_unit **pp = &w->timers;
+  while (*pp && (*pp)->deadline <= u->deadline) pp = &(*pp)->timer_next;
+  u->timer_next = *pp;
+  *pp = u;
+  u->timed = true;
+  atomic_fetch_add(&S.timed, 1);
+}
+
+static void timer_remove(skn_worker *w, skn_unit *u) {
+  if (!u->timed) return;
+  for (skn_unit **pp = &w->timers; *pp; pp = &(*pp)->timer_next) {
+    if (*pp == u) {
+      *pp = u->timer_next;
+      break;
+    }
+  }
+  u->timed = false;
+  atomic_fetch_sub(&S.timed, 1);
+}
+
+void skn_sched_wake(skn_unit *u);
+
+static void fire_timers(skn_worker *w) {
+  uint64_t now = skn_now_ns();
+  while (w->timers && w->timers->deadline <= now) {
+    skn_unit *u = w->timers;
+    timer_remove(w, u);
+    skn_sched_wake(u); /* its own worker: straight onto the ready queue */
+  }
+}
+
 static inline skn_unit *ready_pop(skn_worker *w) {
+  if (SKN_UNLIKELY(w->timers != NULL)) fire_timers(w);
   if (!w->ready_head) {
     if (!atomic_load_explicit(&w->inbox, memory_order_relaxed)) return NULL;
     drain_inbox(w);
   }
   skn_unit *u = w->ready_head;
+  nready_add(w, -1);
   w->ready_head = u->next;
   if (!w->ready_head) w->ready_tail = NULL;
   return u;
@@ -141,6 +193,7 @@ static inline void busy_down(void) { atomic_fetch_sub(&S.busy, 1); }
 
 static void maybe_stall(uint64_t epoch_at_sleep) {
   if (atomic_load(&S.busy) != 0 || atomic_load(&S.epoch) != epoch_at_sleep) return;
+  if (atomic_load(&S.timed) != 0) return; /* a sleeping unit will run again */
   if (!S.hooks.stall || atomic_exchange(&S.stall_reporting, 1)) return;
   S.hooks.stall();
   atomic_store(&S.stall_reporting, 0);
@@ -294,6 +347,46 @@ void skn_sched_wait(skn_unit *me) {
   if (next != me) switch_to(w, me, next);
 }
 
+bool skn_sched_can_switch(skn_unit *me) {
+  return me && me->kind == SKN_UNIT_ULT && S.running && !(omp_get_level && omp_get_level() > 0);
+}
+
+void skn_sched_wait_until(skn_unit *me, uint64_t deadline) {
+  if (!skn_sched_can_switch(me)) {
+    /* the kernel thread itself waits: adopted threads, OpenMP regions */
+    uint32_t expect = SKN_UNIT_WAITING;
+    if (skn_now_ns() >= deadline || !atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED_FUTEX))
+      return;
+    atomic_fetch_add(&S.timed, 1);
+    busy_down();
+    uint64_t now;
+    while (atomic_load(&me->state) == SKN_UNIT_BLOCKED_FUTEX && (now = skn_now_ns()) < deadline)
+      skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)(deadline - now));
+    expect = SKN_UNIT_BLOCKED_FUTEX;
+    if (atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_WAITING)) busy_up(); /* timed out */
+    atomic_fetch_sub(&S.timed, 1); /* else the waker did busy_up() */
+    return;
+  }
+  skn_worker *w = me->worker;
+  if (skn_now_ns() >= deadline) return;
+  me->deadline = deadline;
+  timer_insert(w, me);
+  uint32_t expect = SKN_UNIT_WAITING;
+  if (atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED)) {
+    skn_unit *next = ready_pop(w); /* may fire our own timer: then next == me */
+    if (next != me) switch_to(w, me, next);
+  }
+  timer_remove(w, me);
+}
+
+void skn_sched_sleep_until(skn_unit *me, uint64_t deadline) {
+  while (skn_now_ns() < deadline) {
+    skn_sched_prepare_wait(me);
+    skn_sched_wait_until(me, deadline);
+    skn_sched_done_waiting(me);
+  }
+}
+
 void skn_sched_yield(void) {
   skn_unit *me = skn_sched_current_tls;
   if (!me || me->kind != SKN_UNIT_ULT) {
@@ -331,11 +424,19 @@ static void free_unit_stack(skn_unit *u) {
   munmap(u->stack_lo, (size_t)(u->stack_hi - u->stack_lo));
 }
 
+/* Nanoseconds until the worker's first deadline (at most `cap`); 0 when one passed. */
+static long until_timer(skn_worker *w, long cap) {
+  if (!w->timers) return cap;
+  uint64_t now = skn_now_ns(), d = w->timers->deadline;
+  if (d <= now) return 0;
+  return d - now < (uint64_t)cap ? (long)(d - now) : cap;
+}
+
 static void idle(skn_worker *w) {
   bool work = false;
   pollers_enter(w);
   for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
-    work = skn_sched_worker_has_ready(w);
+    work = skn_sched_worker_has_ready(w) || (w->timers && until_timer(w, 1) == 0);
     if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) {
       i = 0; /* the poll may have readied a unit: look before pausing */
       continue;
@@ -353,9 +454,11 @@ static void idle(skn_worker *w) {
   before_sleep();
   uint64_t epoch = atomic_load(&S.epoch);
   while (atomic_load(&w->sleeping)) {
-    if (!skn_futex_wait(&w->sleeping, 1, (long)S.cfg.stall_ms * 1000000L)) {
-      maybe_stall(epoch);
-      if (skn_sched_worker_has_ready(w)) break;
+    long cap = (long)S.cfg.stall_ms * 1000000L, t = until_timer(w, cap);
+    if (t == 0) break; /* a timed wait is due */
+    if (!skn_futex_wait(&w->sleeping, 1, t)) {
+      if (t == cap) maybe_stall(epoch);
+      if (skn_sched_worker_has_ready(w) || until_timer(w, 1) == 0) break;
     }
   }
   if (atomic_exchange(&w->sleeping, 0)) busy_up(); /* woke by timeout or spuriously */
@@ -363,6 +466,7 @@ static void idle(skn_worker *w) {
 
 static void worker_loop(skn_worker *w) {
   tls_worker = w;
+  w->tid = (int)gettid();
   skn_sched_current_tls = NULL;
 #ifdef SKN_TSAN
   w->tsan_fiber = __tsan_get_current_fiber();
@@ -513,4 +617,72 @@ void skn_sched_release_thread(void) {
   u->next = S.adopt_free;
   S.adopt_free = u;
   skn_spin_unlock(&S.adopt_lock);
+}
+
+/* ------------------------------------------------------------------ watchdog
+ * A ULT that blocks in the kernel (a call Skein does not turn into a scheduler wait)
+ * holds its worker: the worker's other ready units cannot run, and since the worker
+ * counts as busy the stall hook never runs. The watchdog notices a worker that has not
+ * switched units while some were ready and its kernel thread slept the whole time. */
+
+static struct {
+  unsigned ms;
+  void (*report)(int, skn_unit *);
+} WD;
+
+/* Whether the kernel thread `tid` of this process sleeps in the kernel. */
+static bool kthread_sleeping(int tid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');
+  return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+}
+
+static void *watchdog_main(void *unused) {
+  (void)unused;
+  int n = S.cfg.nworkers;
+  uint64_t *last = calloc((size_t)n, sizeof *last), *since = calloc((size_t)n, sizeof *since);
+  if (!last || !since) return NULL;
+  struct timespec tick = {WD.ms / 4 / 1000, (long)(WD.ms / 4 % 1000) * 1000000L + 1000000L};
+  while (atomic_load_explicit(&S.busy, memory_order_relaxed) >= 0) {
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
+    uint64_t now = skn_now_ns();
+    for (int i = 0; i < n; i++) {
+      skn_worker *w = &S.workers[i];
+      uint64_t sw = atomic_load_explicit(&w->switches, memory_order_relaxed);
+      skn_unit *cur = atomic_load_explicit(&w->current, memory_order_relaxed);
+      bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
+                   (atomic_load_explicit(&w->nready, memory_order_relaxed) ||
+                    atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
+                   kthread_sleeping(w->tid);
+      last[i] = sw;
+      if (!stuck) {
+        since[i] = 0;
+      } else if (!since[i]) {
+        since[i] = now;
+      } else if (now - since[i] >= (uint64_t)WD.ms * 1000000u) {
+        WD.report(i, cur);
+        since[i] = 0;
+      }
+    }
+  }
+  return NULL;
+}
+
+void skn_sched_start_watchdog(unsigned ms, void (*report)(int, skn_unit *)) {
+  WD.ms = ms ? ms : 1000;
+  WD.report = report;
+  pthread_t t;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64 << 10);
+  pthread_create(&t, &a, watchdog_main, NULL);
+  pthread_attr_destroy(&a);
 }

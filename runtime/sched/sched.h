@@ -44,6 +44,11 @@ typedef struct skn_worker {
   void *tsan_fiber;
   _Atomic(uint32_t) poll_seq; /* odd while in a loop calling the poll hook, bumped on entry
                                  and exit; written by this worker only */
+  struct skn_unit *timers;    /* units in a timed wait, by deadline */
+  _Atomic(uint32_t) nready;   /* units on the ready queue (written by this worker only) */
+  int tid;                    /* kernel thread id, for reports */
+  _Atomic(uint64_t) switches; /* bumped by every switch into a unit (the watchdog) */
+  _Atomic(struct skn_unit *) current; /* the unit running on it, or NULL */
   _Atomic(struct skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));
   _Atomic(uint32_t) sleeping; /* futex word: 1 while (about to be) asleep */
 } __attribute__((aligned(SKN_CACHELINE))) skn_worker;
@@ -67,6 +72,10 @@ typedef struct skn_unit {
   unsigned vg_stack_id;
   void *asan_fake_stack;
   void *tsan_fiber;
+  uint64_t deadline;         /* timed wait: skn_now_ns() at which the worker wakes it */
+  struct skn_unit *timer_next;
+  bool timed;                /* in its worker's timer list */
+  const char *blocked_in;    /* libc call it waits in as a scheduler wait (reports) */
 } skn_unit;
 
 #define SKN_POLL_EVERY 3 /* a mask: 8-byte latency over UCX sm 0.36 us (every 4), 0.39 (8), 0.45 (16) */
@@ -127,6 +136,17 @@ static inline bool skn_sched_poll_word(skn_unit *me, _Atomic(uintptr_t) *word, u
   return skn_sched_poll_word_slow(me, word, value);
 }
 SKN_INTERNAL void skn_sched_wake(skn_unit *u);
+/* skn_sched_wait that also returns once skn_now_ns() >= deadline. A ULT's worker runs
+ * its other units meanwhile; a pending deadline keeps the stall hook from running. */
+SKN_INTERNAL void skn_sched_wait_until(skn_unit *me, uint64_t deadline);
+/* Sleeps the calling ULT until deadline (skn_now_ns), letting its worker run others. */
+SKN_INTERNAL void skn_sched_sleep_until(skn_unit *me, uint64_t deadline);
+/* Whether the caller is a ULT that may wait in the scheduler instead of the kernel (not
+ * inside an OpenMP parallel region, which owns the worker's kernel thread). */
+SKN_INTERNAL bool skn_sched_can_switch(skn_unit *me);
+/* Watches for a worker kept in the kernel by one unit while others of it are ready;
+ * calls report(worker id, unit) once such a state lasted `ms`. */
+SKN_INTERNAL void skn_sched_start_watchdog(unsigned ms, void (*report)(int, skn_unit *));
 /* Whether some unit is spinning in a loop that calls the poll hook, or has entered one
  * since the call that set *mark (false without a hook); updates *mark. */
 SKN_INTERNAL bool skn_sched_polled_since(uint64_t *mark);

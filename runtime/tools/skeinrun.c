@@ -35,6 +35,8 @@ static const char usage[] =
     "  --buffer-budget SIZE buffered bytes one rank may hold for unexpected messages (default 4M)\n"
     "  --no-bind            do not pin workers to cores\n"
     "  --deadlock-ms MS     quiet time before a blocked job is reported as deadlocked (default 1000)\n"
+    "  --timeout SECONDS    end the job, saying what each rank does, after this long (also\n"
+    "                       MPIEXEC_TIMEOUT; exit code 124)\n"
     "  -x, --env VAR=VALUE  set an environment variable for the program\n"
     "  -h, --help           this help;  --version  Skein's version\n"
     "Every flag sets a SKEIN_* variable (see docs/user-guide.md).\n";
@@ -100,6 +102,8 @@ static char *find_in_path(const char *prog) {
 
 #define MAX_PROCS 4096
 #define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL: a job ends within this of a failure */
+#define SKN_EXIT_TIMEOUT 124 /* as timeout(1); boot/boot.h */
+#define TIMEOUT_GRACE_MS 3000 /* the processes end a timed-out job themselves, with a report */
 #define REPORT_GRACE_MS 1000 /* after a process died: the others notice and say which ranks were lost */
 
 typedef struct {
@@ -116,6 +120,7 @@ static struct {
   int forwarded_sig;
   long long kill_at;  /* ms: SIGKILL whoever is left; 0 = not scheduled */
   long long term_at;  /* ms: SIGTERM whoever is left; 0 = not scheduled */
+  long long timeout_at; /* ms: --timeout, should the processes not end the job themselves */
   skn_pmi_server *server;
 } job;
 
@@ -231,6 +236,8 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
   sigprocmask(SIG_BLOCK, &mask, &old);
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   job.server = skn_pmi_server_create(path, nprocs, secret, on_abort, NULL);
+  const char *tmo = getenv("SKEIN_TIMEOUT");
+  if (tmo && *tmo) job.timeout_at = now_ms() + strtol(tmo, NULL, 10) * 1000LL + TIMEOUT_GRACE_MS;
   if (sfd < 0 || !job.server) {
     rmdir(dir);
     die("cannot start the key-value service", sfd < 0 ? strerror(errno) : path);
@@ -285,7 +292,7 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
     fds[0] = (struct pollfd){sfd, POLLIN, 0};
     int n = skn_pmi_server_pollfds(job.server, fds + 1);
     int timeout = skn_pmi_server_timeout_ms(job.server);
-    long long next = job.term_at ? job.term_at : job.kill_at;
+    long long next = job.term_at ? job.term_at : job.kill_at ? job.kill_at : job.timeout_at;
     if (next) {
       long long left = next - now_ms();
       if (left < 0) left = 0;
@@ -318,6 +325,11 @@ static int launch(const char *prog, char **args, int nprocs, long nranks) {
       fprintf(stderr, "skeinrun: process %d (%s) exited without joining the key-value fence the others wait in\n",
               stuck, ranks_of(stuck));
       end_job(1, false);
+    }
+    if (job.timeout_at && now_ms() >= job.timeout_at && !job.ending) {
+      fprintf(stderr, "skeinrun: the job ran longer than its time limit (--timeout, MPIEXEC_TIMEOUT)\n");
+      job.timeout_at = 0;
+      end_job(SKN_EXIT_TIMEOUT, false);
     }
     if (job.term_at && now_ms() >= job.term_at) stop_the_rest();
     if (job.kill_at && now_ms() >= job.kill_at) {
@@ -369,6 +381,10 @@ int main(int argc, char **argv) {
       set("SKEIN_BIND", "0");
     } else if (!strcmp(a, "--deadlock-ms")) {
       set("SKEIN_DEADLOCK_MS", need(argc, argv, &i));
+    } else if (!strcmp(a, "--timeout")) {
+      const char *v = need(argc, argv, &i);
+      if (!is_count(v) || strtol(v, NULL, 10) < 1) die("the time limit must be a positive number of seconds", v);
+      set("SKEIN_TIMEOUT", v);
     } else if (!strcmp(a, "-x") || !strcmp(a, "--env")) {
       char *kv = strdup(need(argc, argv, &i));
       char *eq = strchr(kv, '=');
@@ -395,6 +411,15 @@ int main(int argc, char **argv) {
   }
   char *prog = find_in_path(argv[i]);
   if (!prog) die("program not found", argv[i]);
+  /* as MPICH's hydra: MPIEXEC_TIMEOUT when --timeout is not given */
+  const char *tmo = getenv("SKEIN_TIMEOUT");
+  if (!tmo || !*tmo) {
+    tmo = getenv("MPIEXEC_TIMEOUT");
+    if (tmo && *tmo) {
+      if (!is_count(tmo) || strtol(tmo, NULL, 10) < 1) die("MPIEXEC_TIMEOUT must be a positive number of seconds", tmo);
+      set("SKEIN_TIMEOUT", tmo);
+    }
+  }
   if (nprocs == 0) {
     const char *v = getenv("SKEIN_PROCS");
     nprocs = 1;

@@ -65,8 +65,11 @@ int main(int argc, char **argv) {
   pthread_join(t, NULL);
   MPIX_Heap_stats s1 = at_stats();
   CHECK(s1.nmalloc - s0.nmalloc >= N, "thread: %llu mallocs counted", s1.nmalloc - s0.nmalloc);
-  CHECK(s1.in_use - s0.in_use >= b->usable, "thread: in_use grew by %zu, expected %zu", s1.in_use - s0.in_use,
-        b->usable);
+  /* Slack for glibc's thread bookkeeping: another rank's pthread_create that reuses the
+   * cached stack of this rank's ended thread frees its DTV (this rank's memory) meanwhile,
+   * once a rank waiting in pthread_join lets the other ranks of its worker run. */
+  CHECK(s1.in_use - s0.in_use + 4096 >= b->usable, "thread: in_use grew by %zu, expected %zu",
+        s1.in_use - s0.in_use, b->usable);
   free_batch(b);
   MPIX_Heap_stats s2 = at_stats();
   CHECK(s2.in_use <= s1.in_use - b->usable, "thread blocks freed by the rank: in_use %zu", s2.in_use);

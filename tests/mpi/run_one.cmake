@@ -9,6 +9,13 @@ if(PROCS GREATER 1)
   set(procs_args --procs ${PROCS})
   set(ENV{UCX_TLS} tcp)
 endif()
+foreach(kv IN LISTS ENVSET) # env=VAR=VALUE,...: the launcher's environment
+  string(FIND "${kv}" "=" eq)
+  string(SUBSTRING "${kv}" 0 ${eq} var)
+  math(EXPR eq "${eq} + 1")
+  string(SUBSTRING "${kv}" ${eq} -1 val)
+  set(ENV{${var}} "${val}")
+endforeach()
 execute_process(
   COMMAND ${LAUNCH} -n ${RANKS} --workers ${WORKERS} ${procs_args} ${EXE} ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)

@@ -41,7 +41,7 @@ def parse_testlist(path):
             opts = {}
             expect = rest
             while True:
-                m = re.search(r"\s+(flags|args|procs)=(\S*)\s*$", expect)
+                m = re.search(r"\s+(flags|args|procs|env)=(\S*)\s*$", expect)
                 if not m:
                     break
                 opts[m.group(1)] = [x for x in m.group(2).split(",") if x]
@@ -52,7 +52,7 @@ def parse_testlist(path):
             runs.append(dict(name=name, src=src, ranks=int(ranks), workers=int(workers),
                              expect=expect, flags=opts.get("flags", []), args=opts.get("args", []),
                              procs=int((opts.get("procs") or ["1"])[0]),
-                             line=lineno))
+                             env=opts.get("env", []), line=lineno))
     return runs
 
 
@@ -122,8 +122,9 @@ def main():
                               args=" ".join(shlex.quote(x) for x in r["args"]))
         t0 = time.time()
         timed_out = False
+        env = dict(os.environ, **dict(kv.split("=", 1) for kv in r["env"]))
         p = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True, errors="replace", start_new_session=True)
+                             text=True, errors="replace", start_new_session=True, env=env)
         try:
             out, _ = p.communicate(timeout=a.timeout)
         except subprocess.TimeoutExpired:
