@@ -79,14 +79,19 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
 
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
   if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
-  int h = v->errhandler;
+  int h, c = comm;
+  if (((unsigned)comm >> 24) == SKN_KIND_FILE) { /* file handles: the file's handler (api/file.c) */
+    h = skn_api_file_errhandler(me, comm, &c);
+  } else {
+    skn_comm_view *v = skn_api_comm(me, comm);
+    if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
+    h = v->errhandler;
+    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
+  }
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
   if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)me->nerrhs && me->errhs[idx].fn) {
-    int c = comm, code = errclass;
-    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
+    int code = errclass;
     me->errhs[idx].fn(&c, &code);
     return errclass;
   }

@@ -61,6 +61,7 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define SKN_KIND_WIN        0x64
 #define SKN_KIND_MESSAGE    0x6c
 #define SKN_KIND_REQUEST    0x2c
+#define SKN_KIND_FILE       0x74
 #define SKN_HANDLE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
 
 /* ---------------------------------------------------------------- null and predefined handles */
@@ -79,7 +80,7 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_MESSAGE_NULL    SKN_HANDLE(SKN_KIND_MESSAGE, 0)
 #define MPI_MESSAGE_NO_PROC SKN_HANDLE(SKN_KIND_MESSAGE, 0xffffff) /* never a table index */
 #define MPI_REQUEST_NULL    SKN_HANDLE(SKN_KIND_REQUEST, 0)
-#define MPI_FILE_NULL       0
+#define MPI_FILE_NULL       SKN_HANDLE(SKN_KIND_FILE, 0)
 
 /* Predefined datatypes: indexes into one immutable table shared by all ranks
  * (runtime/core/datatype.c keeps the same order). */
@@ -698,6 +699,111 @@ typedef struct MPIX_Heap_pool_stats {
   size_t resident_free_bytes;   /* now: free and possibly still resident (at most SKEIN_HEAP_KEEP per node) */
 } MPIX_Heap_pool_stats;
 SKN_MPI_EXPORT int MPIX_Heap_get_pool_stats(MPIX_Heap_pool_stats *stats);
+
+/* ---------------------------------------------------------------- I/O (MPI-3.1 chapter 13)
+ * runtime/api/file.c and runtime/io/; docs/user-guide.md, "MPI-IO". */
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN     32
+#define MPI_MODE_EXCL            64
+#define MPI_MODE_APPEND          128
+#define MPI_MODE_SEQUENTIAL      256
+#define MPI_SEEK_SET             600
+#define MPI_SEEK_CUR             602
+#define MPI_SEEK_END             604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+#define MPI_MAX_DATAREP_STRING   128
+typedef void MPI_File_errhandler_function(MPI_File *, int *, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                                            MPI_Offset position, void *extra_state);
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype, MPI_Aint *extent, void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+#define MPI_File_c2f(f) ((MPI_Fint)(f))
+#define MPI_File_f2c(f) ((MPI_File)(f))
+SKN_DECL(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh));
+SKN_DECL(int, File_close, (MPI_File *fh));
+SKN_DECL(int, File_delete, (const char *filename, MPI_Info info));
+SKN_DECL(int, File_set_size, (MPI_File fh, MPI_Offset size));
+SKN_DECL(int, File_preallocate, (MPI_File fh, MPI_Offset size));
+SKN_DECL(int, File_get_size, (MPI_File fh, MPI_Offset *size));
+SKN_DECL(int, File_get_group, (MPI_File fh, MPI_Group *group));
+SKN_DECL(int, File_get_amode, (MPI_File fh, int *amode));
+SKN_DECL(int, File_set_info, (MPI_File fh, MPI_Info info));
+SKN_DECL(int, File_get_info, (MPI_File fh, MPI_Info *info_used));
+SKN_DECL(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                              const char *datarep, MPI_Info info));
+SKN_DECL(int, File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                              char *datarep));
+SKN_DECL(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                             MPI_Status *status));
+SKN_DECL(int, File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                                 MPI_Status *status));
+SKN_DECL(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                              MPI_Status *status));
+SKN_DECL(int, File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                  MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                              MPI_Request *request));
+SKN_DECL(int, File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                               MPI_Request *request));
+SKN_DECL(int, File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                                  MPI_Request *request));
+SKN_DECL(int, File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                   MPI_Datatype datatype, MPI_Request *request));
+SKN_DECL(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                               MPI_Status *status));
+SKN_DECL(int, File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+SKN_DECL(int, File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+SKN_DECL(int, File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request));
+SKN_DECL(int, File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                MPI_Request *request));
+SKN_DECL(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence));
+SKN_DECL(int, File_get_position, (MPI_File fh, MPI_Offset *offset));
+SKN_DECL(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp));
+SKN_DECL(int, File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                  MPI_Status *status));
+SKN_DECL(int, File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                  MPI_Request *request));
+SKN_DECL(int, File_iwrite_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                   MPI_Request *request));
+SKN_DECL(int, File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status));
+SKN_DECL(int, File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                   MPI_Status *status));
+SKN_DECL(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence));
+SKN_DECL(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset));
+SKN_DECL(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                       MPI_Datatype datatype));
+SKN_DECL(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status));
+SKN_DECL(int, File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                        MPI_Datatype datatype));
+SKN_DECL(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status));
+SKN_DECL(int, File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype));
+SKN_DECL(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status));
+SKN_DECL(int, File_write_all_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype));
+SKN_DECL(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status));
+SKN_DECL(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype));
+SKN_DECL(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status));
+SKN_DECL(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype));
+SKN_DECL(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status));
+SKN_DECL(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent));
+SKN_DECL(int, Register_datarep, (const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                                 MPI_Datarep_conversion_function *write_conversion_fn,
+                                 MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state));
+SKN_DECL(int, File_set_atomicity, (MPI_File fh, int flag));
+SKN_DECL(int, File_get_atomicity, (MPI_File fh, int *flag));
+SKN_DECL(int, File_sync, (MPI_File fh));
+SKN_DECL(int, File_create_errhandler, (MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler));
+SKN_DECL(int, File_set_errhandler, (MPI_File fh, MPI_Errhandler errhandler));
+SKN_DECL(int, File_get_errhandler, (MPI_File fh, MPI_Errhandler *errhandler));
+SKN_DECL(int, File_call_errhandler, (MPI_File fh, int errorcode));
 
 #undef SKN_DECL
 
