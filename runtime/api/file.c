@@ -123,8 +123,8 @@ static int ferr(skn_rank *me, MPI_File fh, int cls, const char *fn, const char *
 }
 
 static int ferr_errno(skn_rank *me, MPI_File fh, int e, const char *fn, const char *what) {
-  char d[256];
-  snprintf(d, sizeof d, "%s: %s", what, strerror(e < 0 ? -e : e));
+  char d[PATH_MAX + 256];
+  snprintf(d, sizeof d, "%.*s: %s", PATH_MAX, what, strerror(e < 0 ? -e : e));
   return skn_api_error(me, fh, errno_class(e), fn, "%s", d);
 }
 
@@ -210,7 +210,7 @@ static void hints_apply(skn_file *f, MPI_Info info) {
       (n = strtol(v, NULL, 10)) > 0)
     f->striping_unit = (int)(n > INT_MAX ? INT_MAX : n);
   if (PMPI_Info_get(info, "access_style", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
-    snprintf(f->access_style, sizeof f->access_style, "%s", v);
+    snprintf(f->access_style, sizeof f->access_style, "%.63s", v);
 }
 
 static int cb_nodes_eff(const skn_file *f) {
@@ -405,7 +405,7 @@ SKN_WEAK_ALIAS(File_delete);
 /* ------------------------------------------------------------------ size, info, group, mode */
 
 static int writable(skn_rank *me, skn_file *f, MPI_File fh, const char *fn) {
-  if (f->amode & MPI_MODE_RDONLY) return ferr(me, fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_RDONLY");
+  if (f->amode & MPI_MODE_RDONLY) return ferr(me, fh, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
   return MPI_SUCCESS;
 }
 
@@ -938,12 +938,13 @@ static int prepare(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, int w
   if (count < 0) return ferr(me, fh, MPI_ERR_COUNT, fn, "negative count");
   const skn_dtype *t = skn_api_dtype(me, dt);
   if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
-  if (wr && (f->amode & MPI_MODE_RDONLY)) return ferr(me, fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_RDONLY");
+  if (wr && (f->amode & MPI_MODE_RDONLY)) return ferr(me, fh, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
   if (!wr && (f->amode & MPI_MODE_WRONLY)) return ferr(me, fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_WRONLY");
   if ((f->amode & MPI_MODE_SEQUENTIAL) && where != AT_SHARED && where != AT_ORDERED)
     return ferr(me, fh, MPI_ERR_UNSUPPORTED_OPERATION, fn, "the file was opened MPI_MODE_SEQUENTIAL");
   if (where == AT_EXPLICIT && offset < 0) return ferr(me, fh, MPI_ERR_ARG, fn, "negative offset");
-  if (t->size % f->et->size) return ferr(me, fh, MPI_ERR_TYPE, fn, "the datatype is not made of whole etypes");
+  if ((uint64_t)count * t->size % f->et->size)
+    return ferr(me, fh, MPI_ERR_TYPE, fn, "the access is not a whole number of etypes");
   if (!buf && count > 0 && t->size > 0 && !(t->flags & SKN_DT_DERIVED))
     return ferr(me, fh, MPI_ERR_BUFFER, fn, "buf is NULL");
   int64_t bytes = (int64_t)count * (int64_t)t->size;
@@ -1031,12 +1032,13 @@ static int run_blocking(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, 
   if (rc) {
     /* a collective still meets the others, who may have no error */
     if (coll && aggregated(f, wr)) {
-      int lrank;
+      int lrank = 0;
       int64_t moved;
       skn_io_part none = {0};
       skn_io_coll_hints h = {.aggregators = f->cb_nodes, .buffer = f->cb_buffer_size, .align = 1};
       skn_io_coll(local_comm(f, &lrank), lrank, f->fd, wr, &none, &h, &moved);
-    } else if (coll && f->c->x == NULL) {
+      if (f->c->x) skn_coll_barrier(NULL, f->c);
+    } else if (coll) {
       skn_coll_barrier(NULL, f->c);
     }
     return rc;
@@ -1050,9 +1052,12 @@ static int run_blocking(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, 
                            .align = f->striping_unit ? (size_t)f->striping_unit : (size_t)1 << 20};
     a.err = skn_io_coll(l, lrank, f->fd, wr, &part, &h, &a.moved);
     if (!a.err && !wr) a.err = convert_in(&a);
+    /* the other processes' aggregators too: a collective write is in the file for
+     * every member when the call returns */
+    if (f->c->x) skn_coll_barrier(NULL, f->c);
   } else {
     access_run(&a);
-    if (coll && f->c->x == NULL) skn_coll_barrier(NULL, f->c); /* collective completion, as with aggregation */
+    if (coll) skn_coll_barrier(NULL, f->c); /* collective completion, as with aggregation */
   }
   skn_api_leave(me);
   return finish(me, fn, f, fh, &a, where, st);
@@ -1237,7 +1242,7 @@ static int ordered(const char *fn, MPI_File fh, void *buf, int count, MPI_Dataty
   if (!f) return rc;
   const skn_dtype *t = count >= 0 ? skn_api_dtype(me, dt) : NULL;
   int64_t off;
-  ordered_offset(f, count, t && t->size % f->et->size == 0 ? t : NULL, &off);
+  ordered_offset(f, count, t && (uint64_t)count * t->size % f->et->size == 0 ? t : NULL, &off);
   if (split) return run_nonblocking(me, fn, f, fh, AT_ORDERED, off, buf, count, dt, wr, split);
   return run_blocking(me, fn, f, fh, AT_ORDERED, off, buf, count, dt, wr, true, st);
 }
