@@ -45,6 +45,10 @@ static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
   return skn_api_dtype_derived(me, h);
 }
 
+/* The error handler of file handle h (MPI_FILE_NULL: the one new files get); *h_out is
+ * the handle to pass to it (api/file.c). */
+SKN_INTERNAL int skn_api_file_errhandler(skn_rank *me, int h, int *h_out);
+
 SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);
 
 /* Status of a completed request. */

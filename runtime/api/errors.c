@@ -96,12 +96,18 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
 
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
   if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
-  int c = skn_api_comm(me, comm) ? comm : MPI_COMM_WORLD;
+  int h, c = comm;
+  if (((unsigned)comm >> 24) == SKN_KIND_FILE) { /* file handles: the file's handler (api/file.c) */
+    h = skn_api_file_errhandler(me, comm, &c);
+  } else {
+    skn_comm_view *v = skn_api_comm(me, comm);
+    if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
+    h = v->errhandler;
+    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
+  }
   va_list ap;
   va_start(ap, fmt);
-  int rc = report(me, v->errhandler, &c, errclass, fn, fmt, ap);
+  int rc = report(me, h, &c, errclass, fn, fmt, ap);
   va_end(ap);
   return rc;
 }

@@ -22,6 +22,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   }
   skn_api_set_status(st, a);
   bool truncated = a->truncated, mismatch = a->type_mismatch;
+  int io_err = a->io_err, io_handle = a->comm;
   size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
   if (r->kind == SKN_REQ_PERSISTENT) {
@@ -31,6 +32,10 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
     r->handle_live = false;
     *handle = MPI_REQUEST_NULL;
     skn_req_release(r);
+  }
+  if (SKN_UNLIKELY(io_err)) { /* MPI-IO request: reported through the file's error handler */
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = io_err;
+    return skn_api_error(me, io_handle, io_err, fn, "the I/O request failed");
   }
   if (SKN_UNLIKELY(mismatch)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TYPE;

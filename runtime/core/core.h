@@ -243,6 +243,7 @@ typedef struct skn_req {
   struct skn_req *inner;   /* persistent: the active instance; message: matched envelope */
   _Atomic(uint32_t) net_pending; /* send to another process: events left (local completion, ack) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
+  int io_err;              /* MPI-IO request (api/file.c): error class of a failed access, else 0 */
   char cell[SKN_CELL_SIZE];
   /* Envelopes only, set by the transport that queues one (not cleared by skn_req_alloc): */
   const struct skn_transport *tp; /* the transport holding it (releases it) */
@@ -477,6 +478,11 @@ typedef struct skn_rank {
   /* libc's hidden state (rand, strtok, getopt...) for this rank, created on first use
    * (boot/libc_state.c) */
   _Atomic(struct skn_libc_state *) libc;
+  /* MPI-IO: open files by handle index (api/file.c), and the error handler MPI_FILE_NULL
+   * holds, given to files opened next (0: MPI_ERRORS_RETURN) */
+  struct skn_file **files;
+  int nfiles;
+  int file_errh;
 } skn_rank;
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };

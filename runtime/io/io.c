@@ -1,0 +1,464 @@
+/* MPI-IO engine (see io.h): view mapping, independent and collective data movement,
+ * and the I/O thread pool. */
+#define _GNU_SOURCE
+#include "io.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ================================================================ view mapping */
+
+static int push(skn_io_pieces *out, int64_t off, int64_t len, int64_t spos) {
+  if (out->n) {
+    skn_io_piece *l = &out->p[out->n - 1];
+    if (l->off + l->len == off && l->spos + l->len == spos) {
+      l->len += len;
+      return 0;
+    }
+  }
+  if (out->n == out->cap) {
+    size_t cap = out->cap ? out->cap * 2 : 16;
+    skn_io_piece *p = realloc(out->p, cap * sizeof *p);
+    if (!p) return -ENOMEM;
+    out->p = p;
+    out->cap = cap;
+  }
+  out->p[out->n++] = (skn_io_piece){off, len, spos};
+  return 0;
+}
+
+void skn_io_pieces_free(skn_io_pieces *ps) {
+  free(ps->p);
+  *ps = (skn_io_pieces){0};
+}
+
+/* The filetype block holding data byte `within` of an element, and the bytes of that
+ * block before it. */
+static int find_block(const skn_dtype *ft, int64_t within, int64_t *skip) {
+  int b = 0;
+  int64_t cum = 0;
+  while (b < ft->nblocks - 1 && cum + (int64_t)ft->blocks[b].len <= within) cum += (int64_t)ft->blocks[b++].len;
+  *skip = within - cum;
+  return b;
+}
+
+int skn_io_map(const skn_io_view *v, int64_t spos, int64_t bytes, int64_t base, skn_io_pieces *out) {
+  const skn_dtype *ft = v->ftype;
+  if (bytes <= 0) return 0;
+  if (ft->size == 0) return -EINVAL;
+  if (ft->contig) return push(out, v->disp + spos, bytes, base);
+  const int64_t size = (int64_t)ft->size, ext = ft->extent;
+  int64_t inst = spos / size, skip;
+  int b = find_block(ft, spos % size, &skip);
+  int64_t origin = v->disp + inst * ext;
+  while (bytes > 0) {
+    int64_t len = (int64_t)ft->blocks[b].len - skip;
+    if (len > bytes) len = bytes;
+    if (len > 0 && push(out, origin + ft->blocks[b].off + skip, len, base) < 0) return -ENOMEM;
+    base += len;
+    bytes -= len;
+    skip = 0;
+    if (++b == ft->nblocks) {
+      b = 0;
+      origin += ext;
+    }
+  }
+  return 0;
+}
+
+int64_t skn_io_byte_offset(const skn_io_view *v, int64_t spos) {
+  const skn_dtype *ft = v->ftype;
+  if (ft->contig || ft->size == 0) return v->disp + spos;
+  int64_t size = (int64_t)ft->size, skip;
+  int b = find_block(ft, spos % size, &skip);
+  return v->disp + spos / size * ft->extent + ft->blocks[b].off + skip;
+}
+
+/* ================================================================ system calls */
+
+int skn_io_pwrite_full(int fd, const void *buf, size_t len, int64_t off) {
+  const char *p = buf;
+  while (len) {
+    ssize_t w = pwrite(fd, p, len > (size_t)INT_MAX ? (size_t)INT_MAX & ~4095u : len, (off_t)off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (w == 0) return -ENOSPC; /* the device took nothing: never report a truncated write as success */
+    p += w;
+    off += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int skn_io_pread_full(int fd, void *buf, size_t len, int64_t off, size_t *got) {
+  char *p = buf;
+  size_t done = 0;
+  while (done < len) {
+    size_t want = len - done;
+    ssize_t r = pread(fd, p + done, want > (size_t)INT_MAX ? (size_t)INT_MAX & ~4095u : want, (off_t)(off + (int64_t)done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      *got = done;
+      return -errno;
+    }
+    if (r == 0) break; /* end of file */
+    done += (size_t)r;
+  }
+  *got = done;
+  return 0;
+}
+
+/* ================================================================ independent access */
+
+/* Pieces split at `cap` bytes: segment k of the walk. */
+typedef struct seg_walk {
+  const skn_io_piece *p;
+  size_t n, i;
+  int64_t k, cap;
+} seg_walk;
+
+static bool seg_next(seg_walk *w, skn_io_piece *s) {
+  if (w->i == w->n) return false;
+  const skn_io_piece *q = &w->p[w->i];
+  int64_t len = q->len - w->k;
+  if (len > w->cap) len = w->cap;
+  *s = (skn_io_piece){q->off + w->k, len, q->spos + w->k};
+  w->k += len;
+  if (w->k == q->len) {
+    w->i++;
+    w->k = 0;
+  }
+  return true;
+}
+static bool seg_peek(const seg_walk *w, skn_io_piece *s) {
+  seg_walk c = *w;
+  return seg_next(&c, s);
+}
+
+#define SIEVE_GAP (64 << 10) /* reads fetch holes up to this size rather than issue another call */
+
+int skn_io_rw(int fd, bool wr, const skn_io_piece *p, size_t n, void *buf, const skn_dtype *mt, size_t bounce,
+              int64_t *moved) {
+  *moved = 0;
+  if (!n) return 0;
+  char *mem = buf;
+  if (mt->contig && (wr || n == 1)) { /* straight between the user's memory and the file */
+    for (size_t i = 0; i < n; i++) {
+      int rc;
+      if (wr) {
+        rc = skn_io_pwrite_full(fd, mem + p[i].spos, (size_t)p[i].len, p[i].off);
+        if (rc) return rc;
+        *moved += p[i].len;
+      } else {
+        size_t got;
+        rc = skn_io_pread_full(fd, mem + p[i].spos, (size_t)p[i].len, p[i].off, &got);
+        *moved += (int64_t)got;
+        if (rc || (int64_t)got < p[i].len) return rc;
+      }
+    }
+    return 0;
+  }
+  int64_t total = p[n - 1].spos + p[n - 1].len - p[0].spos, span = p[n - 1].off + p[n - 1].len - p[0].off;
+  int64_t cap = (int64_t)bounce;
+  if (!wr && span < cap) cap = span;
+  if (wr && total < cap) cap = total;
+  if (cap < 1) cap = 1;
+  char *tmp = malloc((size_t)cap);
+  if (!tmp) return -ENOMEM;
+  seg_walk w = {p, n, 0, 0, cap};
+  skn_io_piece first, s, nx;
+  int rc = 0;
+  while (rc == 0 && seg_next(&w, &first)) {
+    if (wr) {
+      /* pack consecutive segments (contiguous in the stream) into one bounce fill */
+      int64_t data = first.len;
+      seg_walk g = w;
+      while (seg_peek(&g, &nx) && data + nx.len <= cap) {
+        seg_next(&g, &nx);
+        data += nx.len;
+      }
+      skn_dt_pack_at(tmp, buf, mt, (size_t)first.spos, (size_t)data);
+      rc = skn_io_pwrite_full(fd, tmp, (size_t)first.len, first.off);
+      while (rc == 0 && !(w.i == g.i && w.k == g.k)) {
+        seg_next(&w, &s);
+        rc = skn_io_pwrite_full(fd, tmp + (s.spos - first.spos), (size_t)s.len, s.off);
+      }
+      if (rc == 0) *moved += data;
+      continue;
+    }
+    /* read: one call for the span of nearby segments (data sieving) */
+    int64_t end = first.off + first.len;
+    seg_walk g = w;
+    while (seg_peek(&g, &nx) && nx.off - end <= SIEVE_GAP && nx.off + nx.len - first.off <= cap) {
+      seg_next(&g, &nx);
+      end = nx.off + nx.len;
+    }
+    size_t got;
+    rc = skn_io_pread_full(fd, tmp, (size_t)(end - first.off), first.off, &got);
+    int64_t valid_end = first.off + (int64_t)got;
+    s = first;
+    for (;;) {
+      int64_t ok = valid_end - s.off;
+      if (ok > s.len) ok = s.len;
+      if (ok > 0) {
+        if (mt->contig) memcpy(mem + s.spos, tmp + (s.off - first.off), (size_t)ok);
+        else skn_dt_unpack_at(buf, mt, (size_t)s.spos, tmp + (s.off - first.off), (size_t)ok);
+        *moved += ok;
+      }
+      if (ok < s.len) goto out; /* end of file (or an error) */
+      if (w.i == g.i && w.k == g.k) break;
+      seg_next(&w, &s);
+    }
+  }
+out:
+  free(tmp);
+  return rc;
+}
+
+/* ================================================================ collective access */
+
+typedef struct run {
+  int64_t lo, hi;
+} run;
+
+static int run_cmp(const void *a, const void *b) {
+  const run *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* First piece of part that ends after `off` (pieces are sorted by offset). */
+static size_t first_after(const skn_io_part *pt, int64_t off) {
+  size_t lo = 0, hi = pt->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (pt->p[mid].off + pt->p[mid].len <= off) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void note_error(skn_io_part *const *parts, int n, int err) {
+  for (int j = 0; j < n; j++) {
+    int zero = 0;
+    __atomic_compare_exchange_n(&parts[j]->err, &zero, err, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  }
+}
+
+static void note_eof(skn_io_part *const *parts, int n, int64_t at) {
+  for (int j = 0; j < n; j++) {
+    int64_t cur = __atomic_load_n(&parts[j]->eof_at, __ATOMIC_RELAXED);
+    while ((cur < 0 || at < cur) &&
+           !__atomic_compare_exchange_n(&parts[j]->eof_at, &cur, at, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+  }
+}
+
+/* Aggregator work on file range [d0, d1): chunks of at most cbuf_len bytes. */
+static void aggregate(skn_io_part *const *parts, int n, int fd, bool wr, int64_t d0, int64_t d1, char *cbuf,
+                      int64_t cbuf_len) {
+  size_t rcap = 64, nr;
+  run *runs = malloc(rcap * sizeof *runs);
+  if (!runs) {
+    note_error(parts, n, -ENOMEM);
+    return;
+  }
+  for (int64_t c0 = d0; c0 < d1; c0 += cbuf_len) {
+    int64_t c1 = c0 + cbuf_len < d1 ? c0 + cbuf_len : d1;
+    /* the covered ranges of the chunk, and for writes the data itself */
+    nr = 0;
+    for (int j = 0; j < n; j++) {
+      const skn_io_part *pt = parts[j];
+      for (size_t i = first_after(pt, c0); i < pt->n && pt->p[i].off < c1; i++) {
+        const skn_io_piece *q = &pt->p[i];
+        int64_t lo = q->off > c0 ? q->off : c0, hi = q->off + q->len < c1 ? q->off + q->len : c1;
+        if (wr) skn_dt_pack_at(cbuf + (lo - c0), pt->buf, pt->mt, (size_t)(q->spos + lo - q->off), (size_t)(hi - lo));
+        if (nr && runs[nr - 1].hi == lo) { /* the common case: pieces arrive in file order */
+          runs[nr - 1].hi = hi;
+          continue;
+        }
+        if (nr == rcap) {
+          run *g = realloc(runs, 2 * rcap * sizeof *runs);
+          if (!g) {
+            free(runs);
+            note_error(parts, n, -ENOMEM);
+            return;
+          }
+          runs = g;
+          rcap *= 2;
+        }
+        runs[nr++] = (run){lo, hi};
+      }
+    }
+    if (!nr) continue;
+    qsort(runs, nr, sizeof *runs, run_cmp);
+    size_t m = 0;
+    for (size_t i = 1; i < nr; i++) {
+      if (runs[i].lo <= runs[m].hi) {
+        if (runs[i].hi > runs[m].hi) runs[m].hi = runs[i].hi;
+      } else {
+        runs[++m] = runs[i];
+      }
+    }
+    nr = m + 1;
+    if (wr) {
+      /* only the bytes some member writes: holes keep what the file holds, whoever
+       * else (another process) writes them */
+      for (size_t i = 0; i < nr; i++) {
+        int rc = skn_io_pwrite_full(fd, cbuf + (runs[i].lo - c0), (size_t)(runs[i].hi - runs[i].lo), runs[i].lo);
+        if (rc) {
+          note_error(parts, n, rc);
+          free(runs);
+          return;
+        }
+      }
+      continue;
+    }
+    int64_t lo = runs[0].lo, hi = runs[nr - 1].hi;
+    size_t got;
+    int rc = skn_io_pread_full(fd, cbuf + (lo - c0), (size_t)(hi - lo), lo, &got);
+    if (rc) {
+      note_error(parts, n, rc);
+      free(runs);
+      return;
+    }
+    int64_t valid = lo + (int64_t)got;
+    if (valid < hi) note_eof(parts, n, valid);
+    for (int j = 0; j < n; j++) {
+      const skn_io_part *pt = parts[j];
+      for (size_t i = first_after(pt, c0); i < pt->n && pt->p[i].off < c1; i++) {
+        const skn_io_piece *q = &pt->p[i];
+        int64_t a = q->off > c0 ? q->off : c0, b = q->off + q->len < c1 ? q->off + q->len : c1;
+        if (b > valid) b = valid;
+        if (b > a) skn_dt_unpack_at(pt->buf, pt->mt, (size_t)(q->spos + a - q->off), cbuf + (a - c0), (size_t)(b - a));
+      }
+    }
+    if (valid < hi) break;
+  }
+  free(runs);
+}
+
+int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, const skn_io_coll_hints *h,
+                int64_t *moved) {
+  mine->err = 0;
+  mine->eof_at = -1;
+  skn_coll_args a = {.result = mine};
+  skn_coll_publish(local, lrank, &a);
+  const int n = local->size;
+  skn_io_part *stackparts[64];
+  skn_io_part **parts = n <= 64 ? stackparts : malloc((size_t)n * sizeof *parts);
+  if (!parts) skn_fatal("out of memory in a collective file access"); /* the others wait for us */
+  int64_t lo = INT64_MAX, hi = -1;
+  for (int j = 0; j < n; j++) {
+    parts[j] = local->slots[j]->result;
+    const skn_io_part *pt = parts[j];
+    if (!pt->n) continue;
+    if (pt->p[0].off < lo) lo = pt->p[0].off;
+    int64_t e = pt->p[pt->n - 1].off + pt->p[pt->n - 1].len;
+    if (e > hi) hi = e;
+  }
+  int naggr = h->aggregators > 0 ? h->aggregators : skn_sched_nworkers();
+  if (naggr > n) naggr = n;
+  if (naggr < 1) naggr = 1;
+  int k = -1; /* which aggregator the caller is: ranks spread evenly, so across workers */
+  for (int i = 0; i < naggr; i++)
+    if ((int)((int64_t)i * n / naggr) == lrank) k = i;
+  if (k >= 0 && hi > lo) {
+    int64_t align = h->align ? (int64_t)h->align : 1;
+    int64_t base = lo - lo % align;
+    int64_t per = (hi - base + naggr - 1) / naggr;
+    per = (per + align - 1) / align * align;
+    int64_t d0 = base + k * per, d1 = d0 + per;
+    if (d0 < lo) d0 = lo;
+    if (d1 > hi) d1 = hi;
+    int64_t cb = (int64_t)h->buffer;
+    if (cb > d1 - d0) cb = d1 - d0;
+    if (d1 > d0) {
+      char *cbuf = malloc((size_t)cb);
+      if (!cbuf) note_error(parts, n, -ENOMEM);
+      else aggregate(parts, n, fd, wr, d0, d1, cbuf, cb);
+      free(cbuf);
+    }
+  }
+  if (parts != stackparts) free(parts);
+  skn_coll_barrier(NULL, local); /* the aggregators are done with every member's buffer */
+  int err = __atomic_load_n(&mine->err, __ATOMIC_RELAXED);
+  int64_t eof = __atomic_load_n(&mine->eof_at, __ATOMIC_RELAXED);
+  *moved = 0;
+  for (size_t i = 0; i < mine->n; i++) {
+    const skn_io_piece *q = &mine->p[i];
+    if (eof >= 0 && q->off + q->len > eof) {
+      if (eof > q->off) *moved += eof - q->off;
+      break;
+    }
+    *moved += q->len;
+  }
+  return err;
+}
+
+/* ================================================================ I/O threads */
+
+static struct {
+  pthread_once_t once;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  skn_io_task *head, *tail;
+  int nthreads;
+} pool = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void *io_thread(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&pool.lock);
+    while (!pool.head) pthread_cond_wait(&pool.cond, &pool.lock);
+    skn_io_task *t = pool.head;
+    pool.head = t->next;
+    if (!pool.head) pool.tail = NULL;
+    pthread_mutex_unlock(&pool.lock);
+    /* counted as running while it works, so that ranks waiting for it are not taken
+     * for a deadlock */
+    skn_sched_adopt_thread(NULL);
+    t->run(t);
+    skn_sched_release_thread();
+  }
+  return NULL;
+}
+
+static void pool_start(void) {
+  const char *e = getenv("SKEIN_IO_THREADS");
+  int n = e ? atoi(e) : 2;
+  if (n < 1) n = 1;
+  if (n > 64) n = 64;
+  /* libc's pthread_create, not boot's: these threads belong to no rank */
+  int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+      (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+  if (!create) return;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&at, 256 << 10);
+  for (int i = 0; i < n; i++) {
+    pthread_t th;
+    if (create(&th, &at, io_thread, NULL) == 0) pool.nthreads++;
+  }
+  pthread_attr_destroy(&at);
+}
+
+int skn_io_submit(skn_io_task *t) {
+  pthread_once(&pool.once, pool_start);
+  if (!pool.nthreads) return -EAGAIN;
+  t->next = NULL;
+  pthread_mutex_lock(&pool.lock);
+  if (pool.tail) pool.tail->next = t;
+  else pool.head = t;
+  pool.tail = t;
+  pthread_cond_signal(&pool.cond);
+  pthread_mutex_unlock(&pool.lock);
+  return 0;
+}
