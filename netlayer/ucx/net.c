@@ -102,6 +102,8 @@ static struct {
   bool errmode_all_peer; /* SKEIN_NET_ERRMODE=peer */
   bool test_swap;
   unsigned events;       /* hooks called in this progress */
+  skn_net_rndv *delivering; /* the rendezvous handed to the hook inside its UCX callback */
+  bool dropped_in_hook;     /* ... and the hook discarded it */
   int epfd;              /* UCX's event fd + the pidfds: readable when progress has work */
   /* in the closing fence: a peer that has passed it may end at any time */
   _Atomic(bool) finalizing;
@@ -248,13 +250,21 @@ static void deliver_eager(const skn_net_data_hdr *hdr, const void *data, size_t 
   S.hooks.deliver(S.hooks.hctx, hdr, data, len);
 }
 
-static void deliver_rndv(const skn_net_data_hdr *hdr, void *desc, int src_proc) {
+/* in_cb: inside UCX's receive callback for this very descriptor, which UCX owns until the
+ * callback returns: a discard from the hook cannot release it (ucp_am_data_release would
+ * read a descriptor not handed over yet) and is answered by the callback's return value.
+ * Returns false when the hook discarded it so. */
+static bool deliver_rndv(const skn_net_data_hdr *hdr, void *desc, int src_proc, bool in_cb) {
   skn_net_rndv *h = malloc(sizeof *h);
   if (!h) skn_fatal("UCX transport: out of memory");
   *h = (skn_net_rndv){.desc = desc, .hdr = *hdr, .src_proc = src_proc};
   bump(&S.delivered_rndv, 1);
   S.events++;
+  S.delivering = in_cb ? h : NULL;
+  S.dropped_in_hook = false;
   S.hooks.deliver_rndv(S.hooks.hctx, &h->hdr, h);
+  S.delivering = NULL;
+  return !S.dropped_in_hook;
 }
 
 /* Delivers the held messages that have become next in their stream. */
@@ -267,7 +277,7 @@ static void drain_held(peer *p) {
     *pp = m->next;
     p->recv_next++;
     if (m->rndv) {
-      deliver_rndv(&m->hdr, m->data, p->proc);
+      deliver_rndv(&m->hdr, m->data, p->proc, false);
     } else {
       deliver_eager(&m->hdr, m->data, m->len);
       if (m->ucx_owned) ucp_am_data_release(S.worker, m->data);
@@ -296,10 +306,10 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
   peer *p = &S.peers[src];
   if (env.seq == p->recv_next) {
     p->recv_next++;
-    if (rndv) deliver_rndv(&env, data, src);
-    else deliver_eager(&env, data, length);
+    bool kept = rndv && deliver_rndv(&env, data, src, true); /* UCS_OK drops a rendezvous */
+    if (!rndv) deliver_eager(&env, data, length);
     if (p->held) drain_held(p);
-    return rndv ? UCS_INPROGRESS : UCS_OK;
+    return kept ? UCS_INPROGRESS : UCS_OK;
   }
   /* Ahead of its turn: keep it (the descriptor if UCX lets us, else a copy). */
   held_msg *m = malloc(sizeof *m);
@@ -611,7 +621,8 @@ int skn_net_fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, 
 
 void skn_net_discard(skn_net_rndv *h) {
   bool taken = lock();
-  ucp_am_data_release(S.worker, h->desc);
+  if (h == S.delivering) S.dropped_in_hook = true; /* released by the callback's return */
+  else ucp_am_data_release(S.worker, h->desc);
   unlock(taken);
   free(h);
 }

@@ -139,8 +139,8 @@ typedef struct skn_transport {
 
   /* FAILURE NOTICE: a transport that loses a process calls skn_dev_peer_lost (below). */
 
-  /* ONE-SIDED slots for RMA (issue 14). NULL until a transport implements them; the RMA
-   * layer then falls back to messages through `send` (active target emulation).
+  /* ONE-SIDED slots for RMA (issue 14). NULL in both transports today: a caller must
+   * check for NULL (and emulate over `send`, or fail) until a transport implements them.
    *   put:    write n bytes from src to (target rank, window key, offset); done(arg) runs
    *           when src may be reused (local completion).
    *   get:    read n bytes at (target rank, window key, offset) into dst; done(arg) when
