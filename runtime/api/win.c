@@ -394,6 +394,24 @@ static int put_get(const char *fn, bool put, void *obuf, int ocount, MPI_Datatyp
                    int tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *req) {
   skn_rank *me = skn_api_self(fn);
   GET_VIEW(v);
+  /* Fast path: one contiguous predefined type on both sides, a window with memory, an
+   * open epoch and bytes inside the window; everything else goes through the checks. */
+  unsigned ti = (unsigned)tdt & 0xffffffu;
+  if (SKN_LIKELY(odt == tdt && ocount == tcount && ((unsigned)tdt >> 24) == SKN_KIND_DATATYPE && ti - 1 < SKN_DT_PREDEFINED_COUNT - 1 &&
+                 (unsigned)rank < (unsigned)v->size && !req)) {
+    const skn_dtype *t = &skn_dt_predefined[ti];
+    skn_win_target *wt = &v->win->t[rank];
+    size_t bytes = (size_t)(unsigned)ocount * t->size;
+    if (SKN_LIKELY(t->contig && v->flavor != MPI_WIN_FLAVOR_DYNAMIC && (v->fence | v->lock_all | v->locked[rank] | v->in_access[rank]) &&
+                   disp >= 0 && (size_t)disp <= wt->size && bytes <= wt->size &&
+                   (size_t)disp * (size_t)wt->disp_unit <= wt->size - bytes && (size_t)disp <= SIZE_MAX / 65536 &&
+                   (unsigned)wt->disp_unit <= 65536)) {
+      char *addr = wt->base + (size_t)disp * (size_t)wt->disp_unit;
+      if (put) skn_dt_copy_inline(addr, (size_t)tcount, t, obuf, (size_t)ocount, t);
+      else skn_dt_copy_inline(obuf, (size_t)ocount, t, addr, (size_t)tcount, t);
+      return MPI_SUCCESS;
+    }
+  }
   const skn_dtype *ot;
   rma_target t;
   int rc = check_type(me, fn, win, ocount, odt, &ot, "origin");
@@ -687,7 +705,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   if (v->locked[rank] || v->lock_all)
     return WIN_ERR(MPI_ERR_RMA_SYNC, "an access epoch to target %d is open already", rank);
   bool excl = lock_type == MPI_LOCK_EXCLUSIVE;
-  if (!(assert & MPI_MODE_NOCHECK)) {
+  if (!(assert & MPI_MODE_NOCHECK) && !skn_win_try_lock(v->win, rank, excl)) {
     skn_api_enter(me, fn, NULL, rank, MPI_UNDEFINED);
     skn_win_lock(v->win, rank, excl);
     skn_api_leave(me);
