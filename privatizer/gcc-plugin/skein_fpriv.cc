@@ -57,6 +57,7 @@ static bool report_only = false;
 static std::set<std::string> shared_names; // lower case Fortran names
 static hash_set<tree> *reported;           // decls already diagnosed
 static tree delta_fn;                      // __skn_priv_delta
+static hash_set<tree> *used_externals;     // privatized variables of other units used here
 
 static const char *const kDataSection = "skn_pdata,\"aw\",@progbits#";
 static const char *const kBssSection = "skn_pbss,\"aw\",@nobits#";
@@ -169,6 +170,7 @@ static tree find_var(tree *tp, int *walk_subtrees, void *data) {
     return NULL_TREE;
   }
   if (VAR_P(t) && privatizable(t)) {
+    if (DECL_EXTERNAL(t)) used_externals->add(t);
     if (check_decl(t) && !fd->vars.contains(t)) fd->vars.safe_push(t);
     *walk_subtrees = 0;
   }
@@ -321,7 +323,22 @@ static void place_definitions(void *, void *) {
       DECL_WEAK(v) = 1;
     }
     set_decl_section_name(v, zero ? kBssSection : kDataSection);
+    // a marker for the units that use it (below); not for COMMON, defined in every unit
+    if (TREE_PUBLIC(v) && !DECL_WEAK(v)) {
+      std::string a = asm_name(v);
+      std::string text = "\t.globl " + a + ".skn_priv\n\t.hidden " + a + ".skn_priv\n\t.set " + a + ".skn_priv, " + a + "\n";
+      symtab->finalize_toplevel_asm(build_string(text.size(), text.c_str()));
+    }
   }
+  // A variable of another unit (a module variable) is per rank only if that unit was
+  // compiled with -fprivatize too: reference the marker its definition then carries, so a
+  // mismatch is a link error naming the variable rather than a wrong address at run time.
+  if (!report_only)
+    for (tree v : *used_externals) {
+      std::string a = asm_name(v);
+      std::string text = "\t.pushsection skn_pcheck,\"aw\",@progbits\n\t.quad " + a + ".skn_priv\n\t.popsection\n";
+      symtab->finalize_toplevel_asm(build_string(text.size(), text.c_str()));
+    }
 }
 
 // ---- plugin entry ----------------------------------------------------------------------
@@ -351,6 +368,7 @@ int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *versio
     }
   }
   reported = new hash_set<tree>;
+  used_externals = new hash_set<tree>;
   register_pass_info pass;
   pass.pass = new fpriv_pass(g);
   pass.reference_pass_name = "*warn_unused_result";

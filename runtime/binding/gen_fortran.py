@@ -14,6 +14,8 @@ Writes into DIR:
                    (fixed and free form: no line goes past column 72)
   mpi_base.h       the same declarations, included by the mpi module (mpi.f90)
   mpi.f90          module mpi: mpif.h's declarations
+  mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status), every generated function
+                   as a module procedure with optional ierror over the same glue (pmpi_x_)
   SUPPORTED.txt    every function with its Fortran status (generated, or why not)
 
 Functions come from the binding description (runtime/binding/functions.txt through
@@ -61,6 +63,7 @@ def load_functions(functions):
                         ctype = 'const ' + ctype
                 x = Arg(a.name, ctype, a.kind, a.direction, a.array)
                 x.multidim = bool(getattr(a, 'dims', ''))
+                x.dims_text = getattr(a, 'dims', '')
                 args.append(x)
             out.append(Func(f.name, f.ret, args))
         return out
@@ -363,6 +366,178 @@ def gen_decls(values, funcs, status_size):
     return fixed(L)
 
 
+
+# ---------------------------------------------------------------- mpi_f08
+
+# handle kind byte of a C handle value (mpi.h's SKN_KIND_*) -> Fortran 2008 type
+KIND_TYPES = {0x44: 'MPI_Comm', 0x48: 'MPI_Group', 0x4c: 'MPI_Datatype', 0x54: 'MPI_Errhandler',
+              0x58: 'MPI_Op', 0x5c: 'MPI_Info', 0x64: 'MPI_Win', 0x6c: 'MPI_Message', 0x2c: 'MPI_Request'}
+F08_HANDLES = {'COMM': 'MPI_Comm', 'DATATYPE': 'MPI_Datatype', 'OP': 'MPI_Op', 'GROUP': 'MPI_Group',
+               'INFO': 'MPI_Info', 'REQUEST': 'MPI_Request', 'ERRHANDLER': 'MPI_Errhandler',
+               'MESSAGE': 'MPI_Message', 'WIN': 'MPI_Win', 'FILE': 'MPI_File'}
+F08_SCALARS = {'COUNT': 'integer', 'RANK': 'integer', 'TAG': 'integer', 'INT': 'integer', 'KEYVAL': 'integer',
+               'LOGICAL': 'logical', 'AINT': 'integer(kind=MPI_ADDRESS_KIND)',
+               'OFFSET': 'integer(kind=MPI_OFFSET_KIND)', 'XCOUNT': 'integer(kind=MPI_COUNT_KIND)',
+               'ATTRVAL': 'integer(kind=MPI_ADDRESS_KIND)', 'EXTRA_STATE': 'integer(kind=MPI_ADDRESS_KIND)'}
+# callbacks mpi_f08 declares (their Fortran 2008 shapes take everything by reference, or the
+# buffers as TYPE(C_PTR) values, which is C's calling convention)
+F08_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function'}
+F08_ABSTRACT = """  abstract interface
+    subroutine MPI_User_function(invec, inoutvec, len, datatype)
+      import :: c_ptr, MPI_Datatype
+      type(c_ptr), value :: invec, inoutvec
+      integer :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine
+    subroutine MPI_Comm_errhandler_function(comm, error_code)
+      import :: MPI_Comm
+      type(MPI_Comm) :: comm
+      integer :: error_code
+    end subroutine
+  end interface
+"""
+
+
+def f08_function(f, plans):
+    """(glue interface, module procedure) for one function, or None if not expressible."""
+    ret = f.ret
+    names, decls, gdecls, gnames, actuals, noarg = [], [], [], [], [], []
+    for p in plans:
+        a = p.a
+        kind = (a.kind or '').upper()
+        if p.how == 'omit':
+            continue
+        dims = ''
+        if a.array:
+            dims = '(%s*)' % ''.join(d + ',' for d in re.findall(r'\[(\w+)\]', getattr(a, 'dims_text', '')))
+        intent = {'in': 'intent(in)', 'out': 'intent(out)', 'inout': 'intent(inout)'}.get(a.direction, '')
+        n = a.name
+        names.append(n)
+        gnames.append(n)
+        if kind in ('BUFFER', 'LOCATION'):
+            decls.append('!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n)
+            decls.append('type(*), dimension(*) :: %s' % n)
+            actuals.append(n)
+        elif kind == 'STRING' and not a.array:
+            decls.append('character(len=*), %s :: %s' % (intent, n))
+            gdecls.append('character(len=*) :: %s' % n)
+            actuals.append(n)
+            continue
+        elif kind == 'FUNCTION':
+            ft = a.ctype.replace('*', '').strip()
+            if ft not in F08_FUNCS:
+                return None
+            decls.append('procedure(%s) :: %s' % (ft, n))
+            gdecls.append('external :: %s' % n)
+            actuals.append(n)
+            continue
+        elif kind in F08_HANDLES:
+            decls.append('type(%s), %s :: %s%s' % (F08_HANDLES[kind], intent, n, dims))
+            actuals.append(n if a.array else n + '%MPI_VAL')
+        elif kind == 'STATUS':
+            decls.append('type(MPI_Status), %s :: %s%s' % (intent, n, dims))
+            actuals.append(n)
+        elif kind in F08_SCALARS:
+            decls.append('%s, %s :: %s%s' % (F08_SCALARS[kind], intent, n, dims))
+            actuals.append(n)
+        else:
+            return None
+        noarg.append(n)
+    if noarg:
+        gdecls.insert(0, '!GCC$ ATTRIBUTES NO_ARG_CHECK :: ' + ', '.join(noarg))
+        gdecls.insert(1, 'type(*), dimension(*) :: ' + ', '.join(noarg))
+    low = f.name.lower()
+    if ret == 'int':
+        gsig = 'subroutine p%s(%s)' % (low, ', '.join(gnames + ['ierror']))
+        gdecls.append('integer :: ierror')
+        gend = 'end subroutine'
+        sig = 'subroutine %s(%s)' % (f.name, ', '.join(names + ['ierror']))
+        decls.append('integer, optional, intent(out) :: ierror')
+        body = ['integer :: skn_ierr', 'call p%s(%s)' % (low, ', '.join(actuals + ['skn_ierr'])),
+                'if (present(ierror)) ierror = skn_ierr']
+        end = 'end subroutine'
+    else:
+        ftype = {'double': 'double precision', 'MPI_Aint': 'integer(kind=MPI_ADDRESS_KIND)'}.get(ret)
+        if not ftype:
+            return None
+        gsig = '%s function p%s(%s)' % (ftype, low, ', '.join(gnames))
+        gend = 'end function'
+        sig = '%s function %s(%s)' % (ftype, f.name, ', '.join(names))
+        body = ['%s = p%s(%s)' % (f.name, low, ', '.join(actuals))]
+        end = 'end function'
+    if ret != 'int':
+        gdecls = [('import :: MPI_ADDRESS_KIND' if 'MPI_ADDRESS_KIND' in ftype else '')] + gdecls
+    glue = ['    ' + gsig] + ['      ' + d for d in gdecls if d] + ['    ' + gend]
+    proc = ['  ' + sig] + ['    ' + d for d in decls] + ['    ' + b for b in body] + ['  ' + end, '']
+    return glue, proc
+
+
+def gen_f08(funcs, values, status_size):
+    L = ['! Generated by runtime/binding/gen_fortran.py: do not edit.',
+         '! Skein\'s mpi_f08 module: handle types, TYPE(MPI_Status), optional ierror. Choice buffers',
+         '! are TYPE(*), DIMENSION(*) without argument checks (MPI_SUBARRAYS_SUPPORTED is .false.).',
+         'module mpi_f08',
+         '  use, intrinsic :: iso_c_binding, only: c_int, c_ptr',
+         '  implicit none',
+         '  integer, parameter :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8',
+         '  integer, parameter :: MPI_INTEGER_KIND = 4, MPI_STATUS_SIZE = %d' % status_size,
+         '  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false., MPI_ASYNC_PROTECTS_NONBLOCKING = .false.']
+    for t in sorted(set(F08_HANDLES.values())):
+        L += ['  type, bind(C) :: %s' % t, '    integer(c_int) :: MPI_VAL', '  end type']
+    L += ['  type, bind(C) :: MPI_Status',
+          '    integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR',
+          '    integer(c_int) :: skn_internal(%d)' % (status_size - 3), '  end type']
+    for name, v in values.items():
+        if name in NOT_CONSTANTS:
+            continue
+        t = KIND_TYPES.get((v >> 24) & 0xff) if v > 0 else None
+        if name == 'MPI_FILE_NULL':
+            t = 'MPI_File'
+        if t:
+            L.append('  type(%s), parameter :: %s = %s(%d)' % (t, name, t, v))
+        else:
+            L.append('  integer, parameter :: %s = %d' % (name, v))
+    # sentinels: the same C symbols as mpif.h's COMMON blocks (fortran_glue.h)
+    L += ['  integer(c_int), bind(C, name="skn_mpi_bottom_") :: MPI_BOTTOM',
+          '  integer(c_int), bind(C, name="skn_mpi_in_place_") :: MPI_IN_PLACE',
+          '  type(MPI_Status), bind(C, name="skn_mpi_status_ignore_") :: MPI_STATUS_IGNORE',
+          '  type(MPI_Status), bind(C, name="skn_mpi_statuses_ignore_") :: MPI_STATUSES_IGNORE(1)',
+          '  integer(c_int), bind(C, name="skn_mpi_errcodes_ignore_") :: MPI_ERRCODES_IGNORE(1)',
+          '  integer(c_int), bind(C, name="skn_mpi_unweighted_") :: MPI_UNWEIGHTED(1)',
+          '  integer(c_int), bind(C, name="skn_mpi_weights_empty_") :: MPI_WEIGHTS_EMPTY(1)']
+    L.append(F08_ABSTRACT.rstrip('\n'))
+    L.append('  interface  ! the by-reference glue (fortran_glue.c)')
+    procs = []
+    done = []
+    for f in funcs:
+        plans, why = plan_function(f)
+        if plans is None:
+            continue
+        r = f08_function(f, plans)
+        if r is None:
+            continue
+        glue, proc = r
+        L += glue
+        procs += proc
+        done.append(f.name)
+    L.append('  end interface')
+    # handle comparisons, as the standard requires
+    ops = []
+    for t in sorted(set(F08_HANDLES.values())):
+        ops += ['  elemental logical function skn_eq_%s(a, b)' % t.lower(),
+                '    type(%s), intent(in) :: a, b' % t, '    skn_eq_%s = a%%MPI_VAL == b%%MPI_VAL' % t.lower(),
+                '  end function',
+                '  elemental logical function skn_ne_%s(a, b)' % t.lower(),
+                '    type(%s), intent(in) :: a, b' % t, '    skn_ne_%s = a%%MPI_VAL /= b%%MPI_VAL' % t.lower(),
+                '  end function']
+    L.append('  interface operator(==)')
+    L += ['    module procedure skn_eq_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
+    L += ['  end interface', '  interface operator(/=)']
+    L += ['    module procedure skn_ne_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
+    L += ['  end interface', 'contains'] + ops + procs + ['end module mpi_f08']
+    return '\n'.join(L) + '\n', done
+
+
 MODULE = '''! Generated by runtime/binding/gen_fortran.py: do not edit.
 ! Skein's `mpi` module: the declarations of mpif.h. Procedures have implicit interfaces,
 ! as in mpif.h (see docs/user-guide.md, "Fortran").
@@ -395,6 +570,10 @@ def main():
     write('mpif.h', decls)
     write('mpi_base.h', decls)
     write('mpi.f90', MODULE)
+    f08, f08_done = gen_f08(funcs, values, o.status_size)
+    write('mpi_f08.f90', f08)
+    report = [r + ('' if r.split()[0] in f08_done else ', not in mpi_f08') if r.endswith('generated') else r
+              for r in report]
     write('SUPPORTED.txt', '\n'.join(report) + '\n')
 
 

@@ -53,7 +53,9 @@ cmake --build "$work/findmpi" >/dev/null
 # Fortran (when built): mpifort, mpif.h/mpi module, pkg-config skein-fort, FindMPI's Fortran
 if [ -x "$p/bin/mpifort" ]; then
   for tool in mpif90 mpif77; do [ -x "$p/bin/$tool" ] || { echo "FAIL missing bin/$tool"; exit 1; }; done
-  [ -f "$p/include/mpif.h" ] && [ -f "$p/include/mpi.mod" ] || { echo "FAIL missing mpif.h or mpi.mod"; exit 1; }
+  for f in include/mpif.h include/mpi.mod include/mpi_f08.mod lib/libskein_f08.a lib/skein/skein_fpriv.so; do
+    [ -f "$p/$f" ] || { echo "FAIL missing $f"; exit 1; }
+  done
   "$p/bin/skein-info" | grep -q "^fortran: *gfortran" || { echo "FAIL skein-info: no gfortran line"; exit 1; }
   "$p/bin/mpifort" -O2 "$src/tests/install/findmpi_fortran/hello.f90" -o "$work/fhello"
   "$p/bin/mpiexec" -n 3 "$work/fhello" | grep -q "3 ranks" || { echo "FAIL mpifort program"; exit 1; }
@@ -64,6 +66,9 @@ if [ -x "$p/bin/mpifort" ]; then
     >"$work/findmpi_f.log" 2>&1 || { cat "$work/findmpi_f.log"; echo "FAIL FindMPI Fortran configure"; exit 1; }
   cmake --build "$work/findmpi_f" >/dev/null
   "$p/bin/mpiexec" -n 4 "$work/findmpi_f/fhello" | grep -q "4 ranks" || { echo "FAIL FindMPI Fortran program"; exit 1; }
+  # use mpi_f08 (module and lib/libskein_f08.a from the moved tree)
+  "$p/bin/mpifort" -O2 -J "$work" "$src/tests/mpi/fbind_f08.f90" -o "$work/f08"
+  "$p/bin/mpiexec" -n 3 "$work/f08" | grep -q "PASS fbind_f08" || { echo "FAIL mpi_f08 program"; exit 1; }
   # -fprivatize from the moved tree (plugin and stub found relative to mpifort)
   "$p/bin/mpifort" -fprivatize -I"$src/tests/mpi" "$src/tests/mpi/fbind_f77.f" -o "$work/f77p"
   "$p/bin/mpiexec" -n 3 "$work/f77p" | grep -q "PASS fbind_f77" || { echo "FAIL mpifort -fprivatize program"; exit 1; }

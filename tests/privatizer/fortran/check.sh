@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fortran privatizer (mpifort -fprivatize, GCC plugin) diagnostics: each err_*.f90 must fail
 # to compile with the messages of its "! expect:" lines; report.f90 under -fprivatize-report
-# must list exactly its "! expect:" lines ("! expect-lines: N" notes).
+# must list exactly its "! expect:" lines ("! expect-lines: N" notes); a unit compiled with
+# -fprivatize that uses a module compiled without it must not link.
 # usage: check.sh MPIFORT SOURCE_DIR
 set -uo pipefail
 fc=$1
@@ -32,5 +33,13 @@ out=$(cd "$work" && "$fc" -fprivatize-report -fprivatize-shared=counter,/rnamed/
 n=$(printf '%s\n' "$out" | grep -c "would be per rank")
 [ "$n" -eq $((want - 2)) ] && ! printf '%s\n' "$out" | grep -q "rmod::counter\|/rnamed/" ||
   { echo "FAIL -fprivatize-shared: $n variables listed"; printf '%s\n' "$out"; bad=1; }
+# a module compiled without -fprivatize, used by a privatized unit: a link error naming it
+printf 'module lm\n  integer :: shared_by_mistake = 1\nend module\n' > "$work/lm.f90"
+printf 'program lp\n  use lm\n  shared_by_mistake = 2\nend program\n' > "$work/lp.f90"
+out=$(cd "$work" && "$fc" -c lm.f90 -o lm.o && "$fc" -fprivatize lp.f90 lm.o -o lp 2>&1)
+[ $? -ne 0 ] && printf '%s\n' "$out" | grep -q "undefined reference to .__lm_MOD_shared_by_mistake.skn_priv" ||
+  { echo "FAIL mixed privatized/unprivatized units linked: $out"; bad=1; }
+out=$(cd "$work" && "$fc" -fprivatize -c lm.f90 -o lm.o && "$fc" -fprivatize lp.f90 lm.o -o lp 2>&1)
+[ $? -eq 0 ] || { echo "FAIL privatized units do not link: $out"; bad=1; }
 [ $bad -eq 0 ] && echo "PASS fortran privatizer diagnostics"
 exit $bad
