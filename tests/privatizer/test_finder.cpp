@@ -18,12 +18,18 @@ struct Parsed {
   }
 };
 
-Parsed parse(const std::string &code, bool cxx = false, std::set<std::string> shared = {}) {
+Parsed parse(const std::string &code, bool cxx = false, std::set<std::string> shared = {},
+             const std::string &header = "", bool headers = false) {
   Parsed p;
-  std::vector<std::string> args = {cxx ? "-std=c++17" : "-std=gnu11", "-resource-dir=" CLANG_RESOURCE_DIR};
-  p.ast = clang::tooling::buildASTFromCodeWithArgs(code, args, cxx ? "input.cpp" : "input.c");
+  std::vector<std::string> args = {cxx ? "-std=c++17" : "-std=gnu11", "-resource-dir=" CLANG_RESOURCE_DIR, "-I/virtual"};
+  clang::tooling::FileContentMappings files;
+  if (!header.empty()) files.push_back({"/virtual/lib.h", header});
+  p.ast = clang::tooling::buildASTFromCodeWithArgs(code, args, cxx ? "input.cpp" : "input.c", "clang-tool",
+                                                   std::make_shared<clang::PCHContainerOperations>(),
+                                                   clang::tooling::getClangStripDependencyFileAdjuster(), files);
   skn::Options opt;
   opt.shared = shared;
+  opt.headers = headers;
   p.res = skn::findGlobals(p.ast->getASTContext(), opt);
   return p;
 }
@@ -121,3 +127,19 @@ TEST(Finder, CxxStaticLocalWithConstructor) {
 }
 
 }  // namespace
+
+// Definitions in a project header: privatized in this unit's copy of the header when
+// headers are rewritten (a build, --report), refused when only the source is.
+TEST(Finder, HeaderDefinitionsWithHeaders) {
+  const char *header = "#include <vector>\nstatic std::vector<int> requests;\n#ifdef LIB_IMPLEMENTATION\nint level = 8;\n#endif\n";
+  const char *code = "#define LIB_IMPLEMENTATION\n#include \"lib.h\"\nint f() { requests.push_back(level); return (int)requests.size(); }\n";
+  Parsed with = parse(code, true, {}, header, true);
+  ASSERT_TRUE(with.get("requests") && with.get("level"));
+  EXPECT_EQ(with.get("requests")->action, skn::Action::PrivCtor);
+  EXPECT_FALSE(with.get("requests")->slowPath);
+  EXPECT_EQ(with.get("level")->action, skn::Action::PrivData);
+  EXPECT_TRUE(with.res.errors.empty());
+  Parsed without = parse(code, true, {}, header, false);
+  EXPECT_EQ(without.get("level")->action, skn::Action::Error);
+  EXPECT_EQ(without.get("requests")->action, skn::Action::Error);
+}
