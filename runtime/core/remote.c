@@ -323,7 +323,7 @@ static bool on_withdraw(void *hctx, const skn_net_cancel_hdr *h) {
  * delivered, nothing can wake anyone: process 0 tells every process, and each names its
  * blocked ranks and calls (boot's report) and exits. */
 
-enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2 }; /* kinds of control messages; -CTRL_STALLED: ended */
+enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2, CTRL_ALL_ENDED = 3 }; /* kinds of control messages; -CTRL_STALLED: ended */
 
 typedef struct stall_report {
   uint64_t sent, delivered;
@@ -336,6 +336,7 @@ static struct {
   stall_report *of; /* process 0: the latest report of each process */
   bool verdict;
   _Atomic(bool) declared; /* process 0: told the others; its progress thread ends the job */
+  _Atomic(bool) all_ended; /* every process's ranks have ended (process 0 tells the others) */
 } D = {.lock = SKN_SPINLOCK_INIT};
 
 static void counts(uint64_t *sent, uint64_t *delivered) {
@@ -367,7 +368,11 @@ static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
   }
   bool deadlock = quiet && someone_waits && all_sent == all_delivered;
   if (deadlock) D.verdict = true;
+  bool all_ended = true;
+  for (int p = 0; p < R.pmi->nprocs; p++) all_ended &= D.of[p].ended;
   skn_spin_unlock(&D.lock);
+  if (all_ended && !atomic_exchange(&D.all_ended, true))
+    for (int p = 1; p < R.pmi->nprocs; p++) tell(p, CTRL_ALL_ENDED, 0, 0);
   return deadlock;
 }
 
@@ -389,18 +394,24 @@ static void finish_deadlock(void) {
   R.report_deadlock(); /* names this process's blocked ranks; exits */
 }
 
-static void report_stall(bool ended) {
-  if (atomic_load(&R.in_flight) != 0) return; /* a transfer will wake someone (may dip below 0) */
+/* Returns whether it reported. */
+static bool report_stall(bool ended) {
+  if (atomic_load(&R.in_flight) != 0) return false; /* a transfer will wake someone (may dip below 0) */
   uint64_t sent, delivered;
   counts(&sent, &delivered);
   if (R.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);
   else if (record(0, sent, delivered, ended)) declare_deadlock();
+  return true;
 }
 
 void skn_remote_stall(void) { report_stall(false); }
 
 static void on_control(void *hctx, const skn_net_ctrl_hdr *h) {
   (void)hctx;
+  if (h->kind == CTRL_ALL_ENDED) {
+    atomic_store(&D.all_ended, true);
+    return;
+  }
   if (h->kind == CTRL_DEADLOCK) {
     atomic_store(&D.declared, true); /* peers ending from now on are not failures */
     skn_dev_ending();
@@ -545,7 +556,23 @@ void skn_remote_finalize(void) {
       nanosleep(&ts, NULL);
     }
   }
-  report_stall(true);
+  /* Report "ended", and again whenever our counts change (a message to one of our ended
+   * ranks still arrives and counts as delivered: the others' deadlock detector needs it),
+   * until every process has ended; a deadlock verdict ends this process meanwhile. */
+  uint64_t s0 = 0, d0 = 0, s, d;
+  bool reported = false;
+  while (!atomic_load(&D.all_ended)) {
+    counts(&s, &d);
+    if (!reported || s != s0 || d != d0) {
+      s0 = s;
+      d0 = d;
+      reported = report_stall(true);
+    }
+    if (!R.net->progress()) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  }
   atomic_store(&R.stopping, true);
   skn_remote_sleeping(); /* wakes the thread, which sees `stopping` */
   pthread_join(R.progress_thread, NULL);

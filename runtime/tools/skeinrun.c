@@ -103,6 +103,7 @@ static char *find_in_path(const char *prog) {
 #define MAX_PROCS 4096
 #define KILL_GRACE_MS 2000 /* SIGTERM, then SIGKILL: a job ends within this of a failure */
 #define SKN_EXIT_TIMEOUT 124 /* as timeout(1); boot/boot.h */
+#define SKN_EXIT_DEADLOCK 70 /* boot/boot.h */
 #define TIMEOUT_GRACE_MS 3000 /* the processes end a timed-out job themselves, with a report */
 #define REPORT_GRACE_MS 1000 /* after a process died: the others notice and say which ranks were lost */
 
@@ -177,6 +178,10 @@ static void reaped(pid_t pid, int status) {
   job.kids[p].pid = 0;
   job.live--;
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  /* After a deadlock verdict every process exits: the one whose rank ended early with a
+   * code of its own (the usual cause) may be reaped after one that says only "deadlock" */
+  if (job.ending && job.code == SKN_EXIT_DEADLOCK && WIFEXITED(status) && code != 0 && code != SKN_EXIT_DEADLOCK)
+    job.code = code;
   if (job.ending) return;
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
