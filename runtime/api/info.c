@@ -92,7 +92,7 @@ static bool append(skn_info *i, const char *key, const char *val) {
 
 int PMPI_Info_create(MPI_Info *info) {
   static const char fn[] = "MPI_Info_create";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
   skn_info *i = calloc(1, sizeof *i);
   if (!i) return nomem(me, fn);
@@ -102,7 +102,7 @@ SKN_WEAK_ALIAS(Info_create);
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
   static const char fn[] = "MPI_Info_set";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -124,7 +124,7 @@ SKN_WEAK_ALIAS(Info_set);
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
   static const char fn[] = "MPI_Info_get";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -144,7 +144,7 @@ SKN_WEAK_ALIAS(Info_get);
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
   static const char fn[] = "MPI_Info_get_valuelen";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -158,7 +158,7 @@ SKN_WEAK_ALIAS(Info_get_valuelen);
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
   static const char fn[] = "MPI_Info_get_nkeys";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -170,7 +170,7 @@ SKN_WEAK_ALIAS(Info_get_nkeys);
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
   static const char fn[] = "MPI_Info_get_nthkey";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -184,7 +184,7 @@ SKN_WEAK_ALIAS(Info_get_nthkey);
 
 int PMPI_Info_delete(MPI_Info info, const char *key) {
   static const char fn[] = "MPI_Info_delete";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -201,7 +201,7 @@ SKN_WEAK_ALIAS(Info_delete);
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
   static const char fn[] = "MPI_Info_dup";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -219,7 +219,7 @@ SKN_WEAK_ALIAS(Info_dup);
 
 int PMPI_Info_free(MPI_Info *info) {
   static const char fn[] = "MPI_Info_free";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
   unsigned idx = (unsigned)*info & 0xffffffu;
   skn_info *i = NULL;

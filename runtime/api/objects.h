@@ -80,7 +80,8 @@ typedef struct skn_topo {
    * rank i are in[in_off[i] .. in_off[i + 1]), the out-neighbours likewise. */
   int *in_off, *in, *out_off, *out;
   int *inw, *outw;    /* weights, aligned with in/out; NULL when unweighted */
-  bool weighted;
+  bool weighted;      /* some member gave weights (inw/outw exist) */
+  bool *member_weighted; /* MPI_DIST_GRAPH: member i did not say MPI_UNWEIGHTED */
   /* For in-edge e (an index into in[]): the index within the source's out-list of the
    * edge that feeds it (k-th occurrence matches k-th occurrence), or -1. This is what
    * the neighbour collectives read. */

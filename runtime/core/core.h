@@ -186,7 +186,7 @@ static inline bool skn_dt_sig_match(const skn_dtype *recv, const skn_dtype *send
 
 #define SKN_CELL_SIZE 128 /* tiny messages travel inside the envelope */
 
-enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE };
+enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE, SKN_REQ_GREQ /* api/grequest.c */ };
 enum skn_send_mode { SKN_MODE_STANDARD = 0, SKN_MODE_SYNC, SKN_MODE_READY, SKN_MODE_BUFFERED };
 enum skn_proto {
   SKN_PROTO_NONE = 0, SKN_PROTO_INLINE, SKN_PROTO_EAGER, SKN_PROTO_RNDV,
@@ -436,6 +436,8 @@ typedef struct skn_rank {
   int ncomms; /* slots in use or freed, high-water mark */
   skn_errhandler *errhs;
   int nerrhs;
+  /* error classes and codes added by MPI_Add_error_class/code (api/errors.c), NULL: none */
+  struct skn_user_errors *uerr;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;

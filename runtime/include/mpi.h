@@ -665,6 +665,35 @@ SKN_DECL(int, Info_free, (MPI_Info *info));
 #define MPI_Request_c2f(r) ((MPI_Fint)(r))
 #define MPI_Request_f2c(r) ((MPI_Request)(r))
 
+/* ---------------------------------------------------------------- conformance (issue 17)
+ * The rest of MPI-3.1 outside one-sided and I/O, a few MPI-4.0 calls, and the MPI-1 calls
+ * MPI-3.0 removed (define SKEIN_MPI_STRICT to hide those). */
+
+/* user error classes, codes and strings */
+SKN_DECL(int, Add_error_class, (int *errorclass));
+SKN_DECL(int, Add_error_code, (int errorclass, int *errorcode));
+SKN_DECL(int, Add_error_string, (int errorcode, const char *string));
+
+/* generalized requests */
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+SKN_DECL(int, Grequest_start, (MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                               MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request));
+SKN_DECL(int, Grequest_complete, (MPI_Request request));
+
+/* handle conversion for the remaining handle kinds (identities) */
+#define MPI_Message_c2f(m) ((MPI_Fint)(m))
+#define MPI_Message_f2c(m) ((MPI_Message)(m))
+#define MPI_Op_c2f(o) ((MPI_Fint)(o))
+#define MPI_Op_f2c(o) ((MPI_Op)(o))
+#define MPI_Errhandler_c2f(e) ((MPI_Fint)(e))
+#define MPI_Errhandler_f2c(e) ((MPI_Errhandler)(e))
+#define MPI_Win_c2f(w) ((MPI_Fint)(w))
+#define MPI_Win_f2c(w) ((MPI_Win)(w))
+#define MPI_File_c2f(f) ((MPI_Fint)(f))
+#define MPI_File_f2c(f) ((MPI_File)(f))
+
 /* ---------------------------------------------------------------- Skein extensions (MPIX_) */
 /* The calling rank gives its worker to another ready rank; returns at once if none. */
 SKN_MPI_EXPORT int MPIX_Yield(void);
