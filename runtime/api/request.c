@@ -460,6 +460,20 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count) {
 }
 SKN_WEAK_ALIAS(Status_set_elements);
 
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count) {
+  static const char fn[] = "MPI_Status_set_elements_x";
+  const skn_dtype *t;
+  int rc = status_dtype(fn, status, dt, &t);
+  if (rc) return rc;
+  long long bytes = count < 0 ? -1 : skn_dt_element_bytes(t, count);
+  if (bytes < 0)
+    return skn_api_error(skn_api_self(fn), MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                         "count=%lld elements do not fill the datatype's layout", count);
+  status->skn_bytes = bytes;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_set_elements_x);
+
 /* ------------------------------------------------------------------ probes */
 
 static int check_probe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, int *ctx) {

@@ -362,6 +362,7 @@ typedef struct skn_comm_view {
   int errhandler;
   char name[MPI_MAX_OBJECT_NAME];
   struct skn_attr *attrs; /* cached attributes (api/attr.c) */
+  struct skn_info *info;  /* hints of MPI_Comm_set_info / dup_with_info (api/info.c), NULL: none */
   /* nonblocking collectives not yet completed, in issue order, run by one executor unit
    * (api/coll.c); guarded by the rank's lock */
   struct skn_nbc *nbc_head, *nbc_tail;

@@ -694,6 +694,37 @@ SKN_DECL(int, Grequest_complete, (MPI_Request request));
 #define MPI_File_c2f(f) ((MPI_Fint)(f))
 #define MPI_File_f2c(f) ((MPI_File)(f))
 
+/* MPI-3.1 large counts, the one missing */
+SKN_DECL(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype dt, MPI_Count count));
+
+/* info on communicators; MPI_INFO_ENV (command, argv, maxprocs, soft, host, arch, wdir,
+ * file, thread_level: those that apply); MPI-4.0 Info_get_string */
+#define MPI_INFO_ENV SKN_HANDLE(SKN_KIND_INFO, 0xfffffe)
+SKN_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info));
+SKN_DECL(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used));
+SKN_DECL(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req));
+SKN_DECL(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag));
+
+/* MPI-1 calls removed by MPI-3.0 (api/deprecated.c) */
+#ifndef SKEIN_MPI_STRICT
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+#define MPI_LB SKN_DT(0xfffff0) /* bound markers, for MPI_Type_struct only */
+#define MPI_UB SKN_DT(0xfffff1)
+SKN_DECL(int, Address, (void *location, MPI_Aint *address));
+SKN_DECL(int, Type_extent, (MPI_Datatype dt, MPI_Aint *extent));
+SKN_DECL(int, Type_lb, (MPI_Datatype dt, MPI_Aint *displacement));
+SKN_DECL(int, Type_ub, (MPI_Datatype dt, MPI_Aint *displacement));
+SKN_DECL(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype));
+SKN_DECL(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype));
+SKN_DECL(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
+                            MPI_Datatype *newtype));
+SKN_DECL(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler));
+SKN_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler));
+SKN_DECL(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler));
+#endif
+
 /* ---------------------------------------------------------------- Skein extensions (MPIX_) */
 /* The calling rank gives its worker to another ready rank; returns at once if none. */
 SKN_MPI_EXPORT int MPIX_Yield(void);
