@@ -265,7 +265,23 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_ERR_RMA_ATTACH   55
 #define MPI_ERR_RMA_SHARED   56
 #define MPI_ERR_RMA_FLAVOR   57
-#define MPI_ERR_LASTCODE     57
+/* the tools interface's classes (MPI-3.1 14.3.9), returned by MPI_T_* directly */
+#define MPI_T_ERR_MEMORY            58
+#define MPI_T_ERR_NOT_INITIALIZED   59
+#define MPI_T_ERR_CANNOT_INIT       60
+#define MPI_T_ERR_INVALID_INDEX     61
+#define MPI_T_ERR_INVALID_ITEM      62
+#define MPI_T_ERR_INVALID_HANDLE    63
+#define MPI_T_ERR_OUT_OF_HANDLES    64
+#define MPI_T_ERR_OUT_OF_SESSIONS   65
+#define MPI_T_ERR_INVALID_SESSION   66
+#define MPI_T_ERR_CVAR_SET_NOT_NOW  67
+#define MPI_T_ERR_CVAR_SET_NEVER    68
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 69
+#define MPI_T_ERR_PVAR_NO_WRITE     70
+#define MPI_T_ERR_PVAR_NO_ATOMIC    71
+#define MPI_T_ERR_INVALID_NAME      72
+#define MPI_ERR_LASTCODE     72
 
 /* ---------------------------------------------------------------- functions
  * Each MPI_X is a weak alias of PMPI_X, for profiling tools. */
@@ -704,6 +720,60 @@ SKN_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info));
 SKN_DECL(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used));
 SKN_DECL(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req));
 SKN_DECL(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag));
+
+/* The tools interface (api/mpit.c): Skein's settings as read-only control variables in
+ * one category; no performance variables yet. */
+typedef struct skn_t_enum *MPI_T_enum;
+typedef struct skn_t_cvar *MPI_T_cvar_handle;
+typedef struct skn_t_session *MPI_T_pvar_session;
+typedef struct skn_t_pvar *MPI_T_pvar_handle;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_VERBOSITY_USER_BASIC    1
+#define MPI_T_VERBOSITY_USER_DETAIL   2
+#define MPI_T_VERBOSITY_USER_ALL      3
+#define MPI_T_VERBOSITY_TUNER_BASIC   4
+#define MPI_T_VERBOSITY_TUNER_DETAIL  5
+#define MPI_T_VERBOSITY_TUNER_ALL     6
+#define MPI_T_VERBOSITY_MPIDEV_BASIC  7
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 8
+#define MPI_T_VERBOSITY_MPIDEV_ALL    9
+#define MPI_T_BIND_NO_OBJECT      1
+#define MPI_T_BIND_MPI_COMM       2
+#define MPI_T_BIND_MPI_DATATYPE   3
+#define MPI_T_BIND_MPI_ERRHANDLER 4
+#define MPI_T_BIND_MPI_FILE       5
+#define MPI_T_BIND_MPI_GROUP      6
+#define MPI_T_BIND_MPI_OP         7
+#define MPI_T_BIND_MPI_REQUEST    8
+#define MPI_T_BIND_MPI_WIN        9
+#define MPI_T_BIND_MPI_MESSAGE    10
+#define MPI_T_BIND_MPI_INFO       11
+#define MPI_T_SCOPE_CONSTANT 1
+#define MPI_T_SCOPE_READONLY 2
+#define MPI_T_SCOPE_LOCAL    3
+#define MPI_T_SCOPE_GROUP    4
+#define MPI_T_SCOPE_GROUP_EQ 5
+#define MPI_T_SCOPE_ALL      6
+#define MPI_T_SCOPE_ALL_EQ   7
+SKN_DECL(int, T_init_thread, (int required, int *provided));
+SKN_DECL(int, T_finalize, (void));
+SKN_DECL(int, T_cvar_get_num, (int *num_cvar));
+SKN_DECL(int, T_cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                                MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope));
+SKN_DECL(int, T_cvar_get_index, (const char *name, int *cvar_index));
+SKN_DECL(int, T_cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count));
+SKN_DECL(int, T_cvar_handle_free, (MPI_T_cvar_handle *handle));
+SKN_DECL(int, T_cvar_read, (MPI_T_cvar_handle handle, void *buf));
+SKN_DECL(int, T_cvar_write, (MPI_T_cvar_handle handle, const void *buf));
+SKN_DECL(int, T_pvar_get_num, (int *num_pvar));
+SKN_DECL(int, T_category_get_num, (int *num_cat));
+SKN_DECL(int, T_category_get_info, (int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                                    int *num_cvars, int *num_pvars, int *num_categories));
+SKN_DECL(int, T_category_get_cvars, (int cat_index, int len, int indices[]));
+SKN_DECL(int, T_category_changed, (int *stamp));
 
 /* MPI-1 calls removed by MPI-3.0 (api/deprecated.c) */
 #ifndef SKEIN_MPI_STRICT
