@@ -18,11 +18,20 @@
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* The calling rank; fatal when called from a thread that belongs to no rank. */
+/* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
+ * MPICH) when the rank is not between MPI_Init and MPI_Finalize. The state sits next to
+ * `mt`, which the call reads anyway to lock: one compare on a line already loaded. */
 SKN_INTERNAL skn_rank *skn_api_self_slow(const char *fn);
 static inline skn_rank *skn_api_self(const char *fn) {
   skn_rank *me = skn_rank_self();
-  return SKN_LIKELY(me != NULL) ? me : skn_api_self_slow(fn);
+  return SKN_LIKELY(me != NULL && me->state == SKN_RANK_INITIALIZED) ? me : skn_api_self_slow(fn);
+}
+/* The same for the calls the standard allows before MPI_Init and after MPI_Finalize
+ * (MPI_Init itself, the MPI-4 Info functions): only a rank is required. */
+SKN_INTERNAL skn_rank *skn_api_self_any_slow(const char *fn);
+static inline skn_rank *skn_api_self_any(const char *fn) {
+  skn_rank *me = skn_rank_self();
+  return SKN_LIKELY(me != NULL) ? me : skn_api_self_any_slow(fn);
 }
 
 static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
@@ -50,6 +59,12 @@ static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
 SKN_INTERNAL int skn_api_file_errhandler(skn_rank *me, int h, int *h_out);
 
 SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);
+
+/* The rank's MPI_LASTUSEDCODE (api/errors.c): MPI_ERR_LASTCODE until MPI_Add_error_class
+ * or MPI_Add_error_code add one; the attribute of MPI_COMM_WORLD points at it. */
+SKN_INTERNAL const int *skn_api_lastusedcode(skn_rank *me);
+/* Whether code is a valid error code of this rank (predefined or added). */
+SKN_INTERNAL bool skn_api_valid_code(skn_rank *me, int code);
 
 /* Status of a completed request. */
 static inline void skn_api_set_status(MPI_Status *st, const skn_req *r) {
@@ -98,6 +113,17 @@ struct skn_topo;
 SKN_INTERNAL skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
                                           struct skn_topo *(*build)(void *arg, int holders), void *arg);
 
+/* Generalized requests (grequest.c), kind SKN_REQ_GREQ. settle: on completion for the
+ * user, runs the query function into the request's status fields and then the free
+ * function; returns the first error code they returned. query: the query function only
+ * (MPI_Request_get_status). cancel: the cancel function. */
+SKN_INTERNAL int skn_api_greq_settle(skn_rank *me, skn_req *r);
+SKN_INTERNAL int skn_api_greq_query(skn_rank *me, skn_req *r, MPI_Status *st);
+SKN_INTERNAL int skn_api_greq_cancel(skn_rank *me, skn_req *r);
+/* MPI_Request_free of a generalized request: the free function runs now if it completed,
+ * else at MPI_Grequest_complete. */
+SKN_INTERNAL int skn_api_greq_user_free(skn_rank *me, skn_req *r);
+
 /* Completes a finished request for the user: status, error, handle release. */
 SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r, MPI_Status *st);
 /* The request instance that actually completes: r itself, or a persistent request's
@@ -118,7 +144,16 @@ SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm com
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
 
-/* Buffered sends (request.c). */
-SKN_INTERNAL int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn);
+/* Buffered sends (request.c). `link`, when given, is the user's (already complete)
+ * request of an MPI_Ibsend or MPI_Bsend_init instance: it gets mode SKN_MODE_BUFFERED and
+ * a reference to the internal send in `inner`, so MPI_Cancel can withdraw the message and
+ * free its room in the attached buffer; skn_api_bsend_unlink drops that reference. */
+SKN_INTERNAL int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link);
+static inline void skn_api_bsend_unlink(skn_req *a) {
+  if (a && a->mode == SKN_MODE_BUFFERED && a->inner) {
+    skn_req_release(a->inner);
+    a->inner = NULL;
+  }
+}
 
 #endif

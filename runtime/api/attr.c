@@ -76,7 +76,7 @@ static void *predefined_value(int keyval) {
   case MPI_UNIVERSE_SIZE:
     return &skn_job_g.size; /* set before any rank starts, never changed */
   default:
-    return NULL; /* MPI_LASTUSEDCODE: no user error codes yet */
+    return NULL;
   }
 }
 
@@ -129,8 +129,8 @@ static int keyval_free(const char *fn, int kind, int *keyval) {
   if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval=NULL");
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, *keyval);
-  bool ok = k && !k->freed && k->kind == kind;
-  if (ok) {
+  bool ok = k && k->kind == kind;
+  if (ok && !k->freed) { /* freeing again while attributes still use it does nothing, as in MPICH */
     k->freed = true; /* attributes still using it keep it alive */
     kv_unref(me, *keyval);
   }
@@ -177,7 +177,9 @@ static skn_attr *find(skn_attr *list, int keyval) {
 static int check_keyval(skn_rank *me, const char *fn, const attr_obj *o, int keyval) {
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, keyval);
-  bool ok = k && !k->freed && k->kind == o->kind;
+  /* A freed keyval stays usable by the attributes that still hold it (until the last is
+   * deleted, its delete callback runs), so a saved copy of the handle still works. */
+  bool ok = k && k->kind == o->kind;
   skn_rank_unlock(me);
   return ok ? MPI_SUCCESS : keyval_error(me, o->errcomm, fn, o->kind, keyval);
 }
@@ -345,7 +347,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
   if (rc != MPI_SUCCESS) return rc;
   if (is_predefined(keyval)) {
     if (!attribute_val || !flag) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
-    void *p = predefined_value(keyval);
+    void *p = keyval == MPI_LASTUSEDCODE ? (void *)(uintptr_t)skn_api_lastusedcode(me) : predefined_value(keyval);
     *flag = p != NULL;
     if (p) *(void **)attribute_val = p;
     return MPI_SUCCESS;

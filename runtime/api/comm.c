@@ -128,6 +128,7 @@ int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_v
     *newcomm = MPI_COMM_NULL;
     return skn_api_error(me, comm, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
   }
+  nv->info = skn_info_clone(v->info); /* hints carry over (lost only when out of memory) */
   return MPI_SUCCESS;
 }
 
@@ -145,9 +146,58 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 SKN_WEAK_ALIAS(Comm_dup);
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
-  (void)info; /* no info keys change how Skein builds a communicator */
-  return PMPI_Comm_dup(comm, newcomm);
+  /* no info keys change how Skein builds a communicator; they are kept for Comm_get_info */
+  static const char fn[] = "MPI_Comm_dup_with_info";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *copy;
+  int rc = skn_info_copy_handle(me, fn, info, &copy);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Comm_dup(comm, newcomm);
+  skn_comm_view *nv = rc == MPI_SUCCESS ? skn_api_comm(me, *newcomm) : NULL;
+  if (!nv) {
+    skn_info_destroy(copy);
+    return rc;
+  }
+  skn_info_destroy(nv->info);
+  nv->info = copy;
+  return MPI_SUCCESS;
 }
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  static const char fn[] = "MPI_Comm_set_info";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  skn_info *copy;
+  int rc = skn_info_copy_handle(me, fn, info, &copy);
+  if (rc != MPI_SUCCESS) return rc;
+  skn_rank_lock(me);
+  skn_info *old = v->info;
+  v->info = copy;
+  skn_rank_unlock(me);
+  skn_info_destroy(old);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Comm_set_info);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+  static const char fn[] = "MPI_Comm_get_info";
+  skn_rank *me = skn_api_self(fn);
+  skn_comm_view *v = skn_api_comm(me, comm);
+  if (!v) return comm_error(me, comm, fn);
+  return skn_info_new_handle(me, fn, v->info, info_used);
+}
+SKN_WEAK_ALIAS(Comm_get_info);
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req) {
+  static const char fn[] = "MPI_Comm_idup_with_info";
+  skn_rank *me = skn_api_self(fn);
+  skn_info *copy;
+  int rc = skn_info_copy_handle(me, fn, info, &copy); /* checks the argument */
+  skn_info_destroy(copy); /* hints may be ignored: the new one has comm's, as after Comm_idup */
+  return rc != MPI_SUCCESS ? rc : PMPI_Comm_idup(comm, newcomm, req);
+}
+SKN_WEAK_ALIAS(Comm_idup_with_info);
 SKN_WEAK_ALIAS(Comm_dup_with_info);
 
 
@@ -266,7 +316,10 @@ int PMPI_Comm_free(MPI_Comm *comm) {
   skn_rank_lock(me);
   v->comm = NULL; /* the slot is free for the next communicator of this rank */
   v->attrs = NULL;
+  skn_info *info = v->info;
+  v->info = NULL;
   skn_rank_unlock(me);
+  skn_info_destroy(info);
   if (t) skn_topo_release(t);
   skn_comm_release(c);
   *comm = MPI_COMM_NULL;

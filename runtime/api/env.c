@@ -11,7 +11,7 @@
 #include "../../netlayer/pmi/pmi.h"
 
 static int init_common(const char *fn, int required, int *provided) {
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   if (me->state != SKN_RANK_CREATED)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized in this rank");
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
@@ -47,7 +47,7 @@ int PMPI_Initialized(int *flag) {
 SKN_WEAK_ALIAS(Initialized);
 
 int PMPI_Finalize(void) {
-  skn_rank *me = skn_api_self("MPI_Finalize");
+  skn_rank *me = skn_api_self_any("MPI_Finalize");
   if (me->state != SKN_RANK_INITIALIZED)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized in this rank");
   /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
@@ -86,7 +86,7 @@ int PMPI_Is_thread_main(int *flag) {
 SKN_WEAK_ALIAS(Is_thread_main);
 
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
-  skn_rank *me = skn_api_self("MPI_Abort");
+  skn_rank *me = skn_api_self_any("MPI_Abort"); /* ends the job whatever the state */
   fflush(NULL);
   char msg[256];
   snprintf(msg, sizeof msg, "rank %d called MPI_Abort(%s, %d)", me->world_rank, skn_api_comm_name(me, comm), errorcode);

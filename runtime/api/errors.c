@@ -65,11 +65,37 @@ static const char *const class_names[MPI_ERR_LASTCODE + 1][2] = {
     [MPI_ERR_RMA_ATTACH] = {"MPI_ERR_RMA_ATTACH", "memory cannot be attached"},
     [MPI_ERR_RMA_SHARED] = {"MPI_ERR_RMA_SHARED", "memory cannot be shared"},
     [MPI_ERR_RMA_FLAVOR] = {"MPI_ERR_RMA_FLAVOR", "wrong window flavor"},
+    [MPI_T_ERR_MEMORY] = {"MPI_T_ERR_MEMORY", "out of memory (tools interface)"},
+    [MPI_T_ERR_NOT_INITIALIZED] = {"MPI_T_ERR_NOT_INITIALIZED", "tools interface not initialized"},
+    [MPI_T_ERR_CANNOT_INIT] = {"MPI_T_ERR_CANNOT_INIT", "tools interface cannot be initialized"},
+    [MPI_T_ERR_INVALID_INDEX] = {"MPI_T_ERR_INVALID_INDEX", "invalid tools index"},
+    [MPI_T_ERR_INVALID_ITEM] = {"MPI_T_ERR_INVALID_ITEM", "invalid tools item"},
+    [MPI_T_ERR_INVALID_HANDLE] = {"MPI_T_ERR_INVALID_HANDLE", "invalid tools handle"},
+    [MPI_T_ERR_OUT_OF_HANDLES] = {"MPI_T_ERR_OUT_OF_HANDLES", "no more tools handles"},
+    [MPI_T_ERR_OUT_OF_SESSIONS] = {"MPI_T_ERR_OUT_OF_SESSIONS", "no more tools sessions"},
+    [MPI_T_ERR_INVALID_SESSION] = {"MPI_T_ERR_INVALID_SESSION", "invalid tools session"},
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = {"MPI_T_ERR_CVAR_SET_NOT_NOW", "control variable cannot be set now"},
+    [MPI_T_ERR_CVAR_SET_NEVER] = {"MPI_T_ERR_CVAR_SET_NEVER", "control variable cannot be set"},
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = {"MPI_T_ERR_PVAR_NO_STARTSTOP", "performance variable cannot be started"},
+    [MPI_T_ERR_PVAR_NO_WRITE] = {"MPI_T_ERR_PVAR_NO_WRITE", "performance variable cannot be written"},
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = {"MPI_T_ERR_PVAR_NO_ATOMIC", "performance variable not atomic"},
+    [MPI_T_ERR_INVALID_NAME] = {"MPI_T_ERR_INVALID_NAME", "invalid tools name"},
 };
 
-skn_rank *skn_api_self_slow(const char *fn) {
+skn_rank *skn_api_self_any_slow(const char *fn) {
   skn_fatal("%s called from a thread that belongs to no rank (only threads created by a rank, "
             "after the runtime started, may call MPI)", fn);
+}
+
+skn_rank *skn_api_self_slow(const char *fn) {
+  skn_rank *me = skn_rank_self();
+  if (!me) skn_api_self_any_slow(fn);
+  if (me->state == SKN_RANK_INITIALIZED) return me;
+  fflush(NULL);
+  skn_fatal("rank %d: %s called %s; only MPI_Initialized, MPI_Finalized, MPI_Get_version, "
+            "MPI_Get_library_version and the MPI_Info functions may be called %s",
+            me->world_rank, fn, me->state == SKN_RANK_CREATED ? "before MPI_Init" : "after MPI_Finalize",
+            me->state == SKN_RANK_CREATED ? "before MPI_Init" : "after MPI_Finalize");
 }
 
 const char *skn_api_comm_name(skn_rank *me, int comm) {
@@ -77,7 +103,120 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
   return v ? v->name : "invalid communicator";
 }
 
-/* Calls error handler h (of a communicator or window) on object *obj, or ends the job. */
+/* ------------------------------------------------------------------ user classes and codes
+ * Each rank's own, like its other objects: values above MPI_ERR_LASTCODE in the order the
+ * rank added them (classes and codes share one numbering, as in MPICH); each has its
+ * class and a string (empty until MPI_Add_error_string). */
+
+typedef struct skn_user_errors {
+  int last;          /* MPI_LASTUSEDCODE */
+  int n, cap;        /* values MPI_ERR_LASTCODE + 1 .. + n */
+  int *cls;          /* class of each (itself for a class) */
+  char **str;        /* NULL: no string set */
+} skn_user_errors;
+
+static int lastcode_predefined = MPI_ERR_LASTCODE;
+
+const int *skn_api_lastusedcode(skn_rank *me) {
+  return me->uerr ? &me->uerr->last : &lastcode_predefined;
+}
+
+/* Index of an added value, or -1. */
+static int user_index(skn_rank *me, int code) {
+  if (!me || !me->uerr || code <= MPI_ERR_LASTCODE || code > MPI_ERR_LASTCODE + me->uerr->n) return -1;
+  return code - MPI_ERR_LASTCODE - 1;
+}
+
+bool skn_api_valid_code(skn_rank *me, int code) {
+  return (code >= 0 && code <= MPI_ERR_LASTCODE) || user_index(me, code) >= 0;
+}
+
+/* The class of a valid code. */
+static int class_of(skn_rank *me, int code) {
+  int i = user_index(me, code);
+  return i >= 0 ? me->uerr->cls[i] : code;
+}
+
+static bool is_class(skn_rank *me, int v) { return (v >= 0 && v <= MPI_ERR_LASTCODE) || (user_index(me, v) >= 0 && class_of(me, v) == v); }
+
+static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
+  if (!out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "output argument NULL");
+  skn_rank_lock(me);
+  skn_user_errors *u = me->uerr;
+  if (!u && (u = calloc(1, sizeof *u))) {
+    u->last = MPI_ERR_LASTCODE;
+    me->uerr = u;
+  }
+  bool ok = u != NULL;
+  if (ok && u->n == u->cap) {
+    int cap = u->cap ? 2 * u->cap : 16;
+    int *c = realloc(u->cls, sizeof *c * (size_t)cap);
+    if (c) u->cls = c;
+    char **st = c ? realloc(u->str, sizeof *st * (size_t)cap) : NULL;
+    if (st) u->str = st;
+    if ((ok = c && st)) u->cap = cap;
+  }
+  int v = -1;
+  if (ok) {
+    v = MPI_ERR_LASTCODE + 1 + u->n;
+    u->cls[u->n] = cls < 0 ? v : cls;
+    u->str[u->n++] = NULL;
+    u->last = v;
+  }
+  skn_rank_unlock(me);
+  if (!ok) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  *out = v;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int *errorclass) {
+  static const char fn[] = "MPI_Add_error_class";
+  return add_value(skn_api_self(fn), fn, -1, errorclass);
+}
+SKN_WEAK_ALIAS(Add_error_class);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode) {
+  static const char fn[] = "MPI_Add_error_code";
+  skn_rank *me = skn_api_self(fn);
+  if (!is_class(me, errorclass))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
+  return add_value(me, fn, errorclass, errorcode);
+}
+SKN_WEAK_ALIAS(Add_error_code);
+
+int PMPI_Add_error_string(int errorcode, const char *string) {
+  static const char fn[] = "MPI_Add_error_string";
+  skn_rank *me = skn_api_self(fn);
+  int i = user_index(me, errorcode);
+  /* predefined codes keep their strings (MPI-3.1 8.5) */
+  if (i < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
+  if (!string) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string=NULL");
+  if (strnlen(string, MPI_MAX_ERROR_STRING) >= MPI_MAX_ERROR_STRING)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
+  char *copy = strdup(string);
+  if (!copy) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  skn_rank_lock(me);
+  char *old = me->uerr->str[i];
+  me->uerr->str[i] = copy;
+  skn_rank_unlock(me);
+  free(old);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Add_error_string);
+
+/* The string of a valid code (user codes: "" until set). Caller holds nothing; user
+ * strings are replaced only by the rank itself. */
+static const char *code_string(skn_rank *me, int code, const char **name) {
+  int i = user_index(me, code);
+  if (i < 0) {
+    *name = class_names[code][0];
+    return class_names[code][1];
+  }
+  *name = NULL;
+  return me->uerr->str[i] ? me->uerr->str[i] : "";
+}
+
+/* Calls error handler h (of a communicator, window or file) on object *obj, or ends the job. */
 static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, const char *fmt, va_list ap) {
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
@@ -89,13 +228,16 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
   char detail[512];
   vsnprintf(detail, sizeof detail, fmt, ap);
   fflush(NULL);
-  skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn,
-          class_names[errclass][1], detail, class_names[errclass][0]);
+  const char *name, *what = code_string(me, errclass, &name);
+  char num[32];
+  if (!name) snprintf(num, sizeof num, "error code %d", errclass);
+  skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn, what, detail,
+          name ? name : num);
   _exit(1);
 }
 
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
-  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
+  if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   int h, c = comm;
   if (((unsigned)comm >> 24) == SKN_KIND_FILE) { /* file handles: the file's handler (api/file.c) */
     h = skn_api_file_errhandler(me, comm, &c);
@@ -113,7 +255,7 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
 }
 
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
-  if (errclass < 0 || errclass > MPI_ERR_LASTCODE) errclass = MPI_ERR_OTHER;
+  if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
   int h = v ? v->errhandler : skn_rank_comm_slot(me, 1)->errhandler;
   int obj = v ? win : MPI_COMM_WORLD;
@@ -125,21 +267,25 @@ int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, c
 }
 
 int PMPI_Error_class(int errorcode, int *errorclass) {
-  if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
-    skn_rank *me = skn_api_self("MPI_Error_class");
+  skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
+  if (!skn_api_valid_code(me, errorcode)) {
+    me = skn_api_self_any("MPI_Error_class");
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
   }
-  *errorclass = errorcode;
+  *errorclass = class_of(me, errorcode);
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Error_class);
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
-  if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
-    skn_rank *me = skn_api_self("MPI_Error_string");
+  skn_rank *me = skn_rank_self();
+  if (!skn_api_valid_code(me, errorcode)) {
+    me = skn_api_self_any("MPI_Error_string");
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
   }
-  int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode][0], class_names[errorcode][1]);
+  const char *name, *what = code_string(me, errorcode, &name);
+  int n = name ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, what)
+               : snprintf(string, MPI_MAX_ERROR_STRING, "%s", what);
   *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
   return MPI_SUCCESS;
 }
@@ -211,8 +357,9 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   skn_rank *me = skn_api_self("MPI_Comm_call_errhandler");
   if (!skn_api_comm(me, comm))
     return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "comm=%#x", (unsigned)comm);
-  int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
-  skn_api_error(me, comm, cls, "MPI_Comm_call_errhandler", "errorcode=%d", errorcode);
+  /* the handler gets the code itself, added ones included */
+  int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
+  skn_api_error(me, comm, code, "MPI_Comm_call_errhandler", "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Comm_call_errhandler);

@@ -6,7 +6,10 @@
 
 #include "objects.h"
 
+static const skn_info *info_env(void);
+
 static skn_info *info_get(skn_rank *me, MPI_Info h) {
+  if (h == MPI_INFO_ENV) return (skn_info *)info_env(); /* read-only: the setters refuse it */
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_INFO || idx == 0) return NULL;
   skn_rank_lock(me);
@@ -92,7 +95,7 @@ static bool append(skn_info *i, const char *key, const char *val) {
 
 int PMPI_Info_create(MPI_Info *info) {
   static const char fn[] = "MPI_Info_create";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
   skn_info *i = calloc(1, sizeof *i);
   if (!i) return nomem(me, fn);
@@ -102,10 +105,11 @@ SKN_WEAK_ALIAS(Info_create);
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
   static const char fn[] = "MPI_Info_set";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
+  if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
   if (!value) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value=NULL");
   if (strnlen(value, MPI_MAX_INFO_VAL + 1) > MPI_MAX_INFO_VAL)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value of key '%s' longer than MPI_MAX_INFO_VAL",
@@ -124,7 +128,7 @@ SKN_WEAK_ALIAS(Info_set);
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
   static const char fn[] = "MPI_Info_get";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -144,7 +148,7 @@ SKN_WEAK_ALIAS(Info_get);
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
   static const char fn[] = "MPI_Info_get_valuelen";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
@@ -158,7 +162,7 @@ SKN_WEAK_ALIAS(Info_get_valuelen);
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
   static const char fn[] = "MPI_Info_get_nkeys";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -170,7 +174,7 @@ SKN_WEAK_ALIAS(Info_get_nkeys);
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
   static const char fn[] = "MPI_Info_get_nthkey";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -184,10 +188,11 @@ SKN_WEAK_ALIAS(Info_get_nthkey);
 
 int PMPI_Info_delete(MPI_Info info, const char *key) {
   static const char fn[] = "MPI_Info_delete";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, key, true);
   if (rc != MPI_SUCCESS) return rc;
+  if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
   int k = find(i, key);
   if (k < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, fn, "key '%s' is not set", key);
   free(i->keys[k]);
@@ -201,7 +206,7 @@ SKN_WEAK_ALIAS(Info_delete);
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
   static const char fn[] = "MPI_Info_dup";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   skn_info *i;
   int rc = begin(me, fn, info, &i, NULL, false);
   if (rc != MPI_SUCCESS) return rc;
@@ -219,7 +224,7 @@ SKN_WEAK_ALIAS(Info_dup);
 
 int PMPI_Info_free(MPI_Info *info) {
   static const char fn[] = "MPI_Info_free";
-  skn_rank *me = skn_api_self(fn);
+  skn_rank *me = skn_api_self_any(fn);
   if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
   unsigned idx = (unsigned)*info & 0xffffffu;
   skn_info *i = NULL;
@@ -235,3 +240,111 @@ int PMPI_Info_free(MPI_Info *info) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Info_free);
+
+/* ------------------------------------------------------------------ MPI-4.0 Info_get_string */
+
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
+  static const char fn[] = "MPI_Info_get_string";
+  skn_rank *me = skn_api_self_any(fn);
+  skn_info *i;
+  int rc = begin(me, fn, info, &i, key, true);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!buflen || !flag || *buflen < 0 || (*buflen > 0 && !value))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buflen, value or flag invalid");
+  int k = find(i, key);
+  *flag = k >= 0;
+  if (k < 0) return MPI_SUCCESS;
+  size_t n = strlen(i->vals[k]);
+  if (*buflen > 0) { /* truncated to buflen - 1 characters and the terminator */
+    size_t m = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+    memcpy(value, i->vals[k], m);
+    value[m] = '\0';
+  }
+  *buflen = (int)n + 1; /* what the whole value needs */
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Info_get_string);
+
+/* ------------------------------------------------------------------ MPI_INFO_ENV
+ * Built once per process from what the job was started with (the same for every rank of
+ * the process; ranks of other processes have the same command and arguments). */
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static skn_info env_info;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void env_build(void) {
+  char buf[4096];
+  /* command and argv: from /proc/self/cmdline (NUL-separated) */
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  buf[n] = '\0';
+  if (n > 0) {
+    append(&env_info, "command", buf);
+    char args[MPI_MAX_INFO_VAL + 1];
+    size_t a = 0;
+    for (size_t p = strlen(buf) + 1; p < n; p += strlen(buf + p) + 1) {
+      int w = snprintf(args + a, sizeof args - a, "%s%s", a ? " " : "", buf + p);
+      if (w < 0 || (size_t)w >= sizeof args - a) break;
+      a += (size_t)w;
+    }
+    if (a) append(&env_info, "argv", args);
+  }
+  snprintf(buf, sizeof buf, "%d", skn_job_g.size);
+  append(&env_info, "maxprocs", buf);
+  if (gethostname(buf, sizeof buf) == 0) {
+    buf[sizeof buf - 1] = '\0';
+    append(&env_info, "host", buf);
+  }
+  struct utsname u;
+  if (uname(&u) == 0) append(&env_info, "arch", u.machine);
+  if (getcwd(buf, sizeof buf)) append(&env_info, "wdir", buf);
+  static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                                       "MPI_THREAD_MULTIPLE"};
+  int lvl = skn_job_g.thread_level_max;
+  append(&env_info, "thread_level", levels[lvl >= 0 && lvl <= 3 ? lvl : 3]);
+  /* "soft" and "file" describe how MPI_Comm_spawn-style launches were asked for: unset */
+}
+
+static const skn_info *info_env(void) {
+  pthread_once(&env_once, env_build);
+  return &env_info;
+}
+
+/* ------------------------------------------------------------------ info kept by objects */
+
+skn_info *skn_info_clone(const skn_info *src) {
+  if (!src) return NULL;
+  skn_info *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  for (int k = 0; k < src->n; k++)
+    if (!append(d, src->keys[k], src->vals[k])) {
+      info_free(d);
+      return NULL;
+    }
+  return d;
+}
+
+void skn_info_destroy(skn_info *i) {
+  if (i) info_free(i);
+}
+
+int skn_info_copy_handle(skn_rank *me, const char *fn, MPI_Info h, skn_info **out) {
+  *out = NULL;
+  if (h == MPI_INFO_NULL) return MPI_SUCCESS;
+  skn_info *i = info_get(me, h);
+  if (!i) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)h);
+  return (*out = skn_info_clone(i)) ? MPI_SUCCESS : nomem(me, fn);
+}
+
+int skn_info_new_handle(skn_rank *me, const char *fn, const skn_info *src, MPI_Info *out) {
+  if (!out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info_used=NULL");
+  skn_info *d = src ? skn_info_clone(src) : calloc(1, sizeof *d);
+  if (!d) return nomem(me, fn);
+  return info_add(me, fn, d, out);
+}

@@ -83,7 +83,8 @@ typedef struct skn_topo {
    * rank i are in[in_off[i] .. in_off[i + 1]), the out-neighbours likewise. */
   int *in_off, *in, *out_off, *out;
   int *inw, *outw;    /* weights, aligned with in/out; NULL when unweighted */
-  bool weighted;
+  bool weighted;      /* some member gave weights (inw/outw exist) */
+  bool *member_weighted; /* MPI_DIST_GRAPH: member i did not say MPI_UNWEIGHTED */
   /* For in-edge e (an index into in[]): the index within the source's out-list of the
    * edge that feeds it (k-th occurrence matches k-th occurrence), or -1. This is what
    * the neighbour collectives read. */
@@ -184,5 +185,15 @@ typedef struct skn_info {
   int n, cap;
   char **keys, **vals; /* in insertion order */
 } skn_info;
+
+/* Info kept by an object (communicators now; windows and files the same way): set_info
+ * stores a copy of the user's info (skn_info_copy_handle), get_info hands out a new handle
+ * holding a copy (skn_info_new_handle), dup copies (skn_info_clone), free destroys.
+ * All return MPI_SUCCESS or report through skn_api_error on MPI_COMM_WORLD... except
+ * clone, which returns NULL when out of memory (or when src is NULL). */
+SKN_INTERNAL int skn_info_copy_handle(skn_rank *me, const char *fn, MPI_Info h, skn_info **out);
+SKN_INTERNAL int skn_info_new_handle(skn_rank *me, const char *fn, const skn_info *src, MPI_Info *out);
+SKN_INTERNAL skn_info *skn_info_clone(const skn_info *src);
+SKN_INTERNAL void skn_info_destroy(skn_info *i);
 
 #endif

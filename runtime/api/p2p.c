@@ -125,7 +125,7 @@ static inline int blocking_send(const char *fn, const void *buf, int count, MPI_
   skn_msg m;
   int rc = check_send(me, fn, buf, count, dt, dest, tag, comm, mode, &m);
   if (SKN_UNLIKELY(rc != MPI_SUCCESS)) return rc < 0 ? MPI_SUCCESS : rc;
-  if (mode == SKN_MODE_BUFFERED) return skn_api_bsend_start(me, &m, fn);
+  if (mode == SKN_MODE_BUFFERED) return skn_api_bsend_start(me, &m, fn, NULL);
   skn_api_enter(me, fn, NULL, dest, tag);
   skn_p2p_send(me, &m, NULL);
   skn_api_leave(me);
@@ -196,8 +196,16 @@ static int nonblocking_send_t(const char *fn, const void *buf, int count, MPI_Da
   }
   if (SKN_UNLIKELY(!req)) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "request=NULL");
   if (mode == SKN_MODE_BUFFERED) {
-    rc = skn_api_bsend_start(me, &m, fn);
-    return rc != MPI_SUCCESS ? rc : completed_request(me, fn, comm, MPI_ANY_SOURCE, req);
+    rc = completed_request(me, fn, comm, MPI_ANY_SOURCE, req);
+    if (rc != MPI_SUCCESS) return rc;
+    skn_req *link = skn_req_lookup(me, *req);
+    rc = skn_api_bsend_start(me, &m, fn, link);
+    if (rc != MPI_SUCCESS) {
+      link->handle_live = false;
+      skn_req_release(link);
+      *req = MPI_REQUEST_NULL;
+    }
+    return rc;
   }
   skn_req *r = skn_req_alloc(me);
   if (SKN_UNLIKELY(!r)) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");

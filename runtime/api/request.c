@@ -20,11 +20,13 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
     skn_api_empty_status(st);
     return MPI_SUCCESS;
   }
+  int grc = SKN_UNLIKELY(a->kind == SKN_REQ_GREQ) ? skn_api_greq_settle(me, a) : MPI_SUCCESS;
   skn_api_set_status(st, a);
   bool truncated = a->truncated, mismatch = a->type_mismatch;
   int io_err = a->io_err, io_handle = a->comm;
   size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
+  skn_api_bsend_unlink(a);
   if (r->kind == SKN_REQ_PERSISTENT) {
     r->inner = NULL;
     skn_req_release(a);
@@ -48,8 +50,15 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
                          "a message of %zu bytes (source %d, tag %d) arrived for a buffer of %zu bytes", bytes, src,
                          tag, cap);
   }
+  if (SKN_UNLIKELY(grc != MPI_SUCCESS)) {
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = grc;
+    return skn_api_error(me, MPI_COMM_WORLD, grc, fn, "the query or free function of a generalized request "
+                         "returned %d", grc);
+  }
   return MPI_SUCCESS;
 }
+
+static void bsend_cancel(skn_rank *me, skn_req *a);
 
 static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
   skn_api_enter(me, fn, a->origin, a->origin_peer, a->tag);
@@ -109,15 +118,17 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   }
   skn_api_leave(me);
   bool any_error = false;
-  int comm = MPI_COMM_WORLD;
+  int comm = MPI_COMM_WORLD; /* the first failed request's: its handler is called */
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) {
       if (statuses != MPI_STATUSES_IGNORE) skn_api_empty_status(&statuses[i]);
       continue;
     }
     skn_req *r = skn_req_lookup(me, reqs[i]);
-    if (skn_api_active(r)) comm = skn_api_active(r)->comm;
+    int rcomm = skn_api_active(r) ? skn_api_active(r)->comm : MPI_COMM_WORLD;
+    bool before = any_error;
     finish_in_status(me, fn, &reqs[i], r, statuses, i, &any_error);
+    if (any_error && !before) comm = rcomm;
   }
   if (any_error) return skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
   return MPI_SUCCESS;
@@ -198,9 +209,11 @@ static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request req
     if (!a) continue;
     any_active = true;
     if (!skn_req_done(a)) continue;
-    comm = a->comm;
+    int rcomm = a->comm;
+    bool before = any_error;
     indices[n] = i;
     finish_in_status(me, fn, &reqs[i], r, statuses, n, &any_error);
+    if (any_error && !before) comm = rcomm; /* the first failed request's */
     n++;
   }
   if (any_error) *rc = skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
@@ -321,10 +334,19 @@ int PMPI_Request_free(MPI_Request *req) {
   int rc;
   skn_req *r = lookup_or_error(me, "MPI_Request_free", *req, &rc);
   if (!r) return rc;
+  if (r->kind == SKN_REQ_GREQ) {
+    *req = MPI_REQUEST_NULL;
+    rc = skn_api_greq_user_free(me, r);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS
+                             : skn_api_error(me, MPI_COMM_WORLD, rc, "MPI_Request_free",
+                                             "the free function of a generalized request returned %d", rc);
+  }
   if (r->kind == SKN_REQ_PERSISTENT) {
+    skn_api_bsend_unlink(r->inner);
     if (r->inner) skn_req_release(r->inner); /* it completes on its own */
     skn_api_persistent_free(r);
   }
+  skn_api_bsend_unlink(r);
   r->handle_live = false;
   *req = MPI_REQUEST_NULL;
   skn_req_release(r);
@@ -350,7 +372,14 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
   }
   if (!skn_req_done(a)) skn_sched_yield();
   *flag = skn_req_done(a);
-  if (*flag) skn_api_set_status(status, a);
+  if (*flag && a->kind == SKN_REQ_GREQ) { /* the query function, without freeing */
+    int qrc = skn_api_greq_query(me, a, status);
+    if (qrc != MPI_SUCCESS)
+      return skn_api_error(me, MPI_COMM_WORLD, qrc, "MPI_Request_get_status",
+                           "the query function of a generalized request returned %d", qrc);
+  } else if (*flag) {
+    skn_api_set_status(status, a);
+  }
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Request_get_status);
@@ -361,7 +390,13 @@ int PMPI_Cancel(MPI_Request *req) {
   skn_req *r = lookup_or_error(me, "MPI_Cancel", *req, &rc);
   if (!r) return rc;
   skn_req *a = skn_api_active(r);
-  if (a && !a->cancelled) skn_p2p_cancel(me, a); /* not cancelled if it already matched */
+  if (a && a->kind == SKN_REQ_GREQ) {
+    int crc = skn_api_greq_cancel(me, a);
+    if (crc != MPI_SUCCESS)
+      return skn_api_error(me, MPI_COMM_WORLD, crc, "MPI_Cancel",
+                           "the cancel function of a generalized request returned %d", crc);
+  } else if (a && a->mode == SKN_MODE_BUFFERED && a->inner) bsend_cancel(me, a);
+  else if (a && !a->cancelled) skn_p2p_cancel(me, a); /* not cancelled if it already matched */
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Cancel);
@@ -429,6 +464,20 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Status_set_elements);
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count) {
+  static const char fn[] = "MPI_Status_set_elements_x";
+  const skn_dtype *t;
+  int rc = status_dtype(fn, status, dt, &t);
+  if (rc) return rc;
+  long long bytes = count < 0 ? -1 : skn_dt_element_bytes(t, count);
+  if (bytes < 0)
+    return skn_api_error(skn_api_self(fn), MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                         "count=%lld elements do not fill the datatype's layout", count);
+  status->skn_bytes = bytes;
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_set_elements_x);
 
 /* ------------------------------------------------------------------ probes */
 
@@ -643,7 +692,7 @@ static void bsend_reclaim(skn_rank *me) {
   }
 }
 
-int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn) {
+int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link) {
   size_t bytes = m->count * m->dt->size;
   bsend_reclaim(me);
   /* first fit between the live segments, which are kept sorted by offset */
@@ -671,8 +720,29 @@ int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn) {
   packed.mode = SKN_MODE_STANDARD;
   *seg = (skn_bsend_seg){off, bytes, r, *at};
   *at = seg;
+  if (link) {
+    atomic_fetch_add(&r->refs, 1);
+    link->mode = SKN_MODE_BUFFERED;
+    link->inner = r;
+  }
   skn_p2p_send(me, &packed, r);
   return MPI_SUCCESS;
+}
+
+/* MPI_Cancel of a buffered send (a: the user's request, linked by bsend_start): withdraws
+ * the message if no receive has matched it yet and frees its room in the buffer. */
+static void bsend_cancel(skn_rank *me, skn_req *a) {
+  skn_req *s = a->inner;
+  if (s->cancelled || skn_p2p_cancel(me, s) != SKN_OK) return;
+  a->cancelled = true;
+  for (skn_bsend_seg **p = &me->bsend_segs; *p; p = &(*p)->next)
+    if ((*p)->req == s) { /* (an early-completed send's segment may be reclaimed already) */
+      skn_bsend_seg *seg = *p;
+      *p = seg->next;
+      skn_req_release(s);
+      free(seg);
+      break;
+    }
 }
 
 int PMPI_Buffer_attach(void *buffer, int size) {

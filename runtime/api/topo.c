@@ -38,6 +38,7 @@ static void topo_free(skn_topo *t) {
   free(t->inw);
   free(t->outw);
   free(t->in_match);
+  free(t->member_weighted);
   free(t);
 }
 
@@ -289,21 +290,26 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
 SKN_WEAK_ALIAS(Cart_create);
 
 /* Searches the non-increasing factorizations of R into k factors for the one with the
- * smallest spread (first - last). divs: divisors of the original number, descending. */
+ * smallest spread (first - last), then the smallest sum of factors, then the first in
+ * descending order: MPICH's answers (checked against MPICH 4.0 on every nnodes <= 400 and
+ * many larger ones, 2 to 6 dimensions; 5616 in 4 is 13 x 9 x 8 x 6). divs: divisors of
+ * the original number, descending. */
 typedef struct dims_search {
   const int *divs;
   int ndivs, k;
   int *cur, *best;
-  long long best_spread;
+  long long best_spread, best_sum;
 } dims_search;
 
 static void dims_dfs(dims_search *s, int depth, int R, int prev) {
   int left = s->k - depth;
   if (left == 0) {
     if (R != 1) return;
-    long long spread = s->k ? (long long)s->cur[0] - s->cur[s->k - 1] : 0;
-    if (spread < s->best_spread) {
+    long long spread = s->k ? (long long)s->cur[0] - s->cur[s->k - 1] : 0, sum = 0;
+    for (int i = 0; i < s->k; i++) sum += s->cur[i];
+    if (spread < s->best_spread || (spread == s->best_spread && sum < s->best_sum)) {
       s->best_spread = spread;
+      s->best_sum = sum;
       memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
     }
     return;
@@ -315,7 +321,7 @@ static void dims_dfs(dims_search *s, int depth, int R, int prev) {
     long long pw = 1;
     for (int j = 0; j < left && pw < R; j++) pw *= f;
     if (pw < R) break; /* smaller f can only do worse */
-    if (depth > 0 && (long long)s->cur[0] - f >= s->best_spread) break;
+    if (depth > 0 && (long long)s->cur[0] - f > s->best_spread) break;
     s->cur[depth] = f;
     dims_dfs(s, depth + 1, R / f, f);
   }
@@ -357,7 +363,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
     free(best);
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   }
-  dims_search s = {divs, nd, nfree, cur, best, (long long)1 << 62};
+  dims_search s = {divs, nd, nfree, cur, best, (long long)1 << 62, (long long)1 << 62};
   dims_dfs(&s, 0, R, R);
   for (int d = 0, j = 0; d < ndims; d++)
     if (dims[d] == 0) dims[d] = best[j++];
@@ -623,9 +629,10 @@ SKN_WEAK_ALIAS(Graph_map);
 
 const int MPIX_WEIGHT_SENTINELS[2] = {0, 0};
 
-/* A contribution makes the graph weighted unless it says MPI_UNWEIGHTED (or, leniently,
- * NULL with no edges); MPI_WEIGHTS_EMPTY is "weighted, no edges". */
-static bool has_weights(const int *w) { return w && w != MPI_UNWEIGHTED; }
+/* A contribution is weighted unless it says MPI_UNWEIGHTED: NULL with no edges and
+ * MPI_WEIGHTS_EMPTY are "weighted, no edges" (MPI-3.1 7.5.4; MPICH answers the same).
+ * Each member's MPI_Dist_graph_neighbors_count reports what it gave itself. */
+static bool has_weights(const int *w) { return w != MPI_UNWEIGHTED; }
 static bool readable_weights(const int *w) { return w && w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY; }
 
 /* What each member contributes, published through its collective slot (sbuf). */
@@ -653,9 +660,12 @@ static skn_topo *dist_topo(int n, const dg_args *const *gs) {
   skn_topo *t = topo_new(MPI_DIST_GRAPH, n);
   if (!t) return NULL;
   bool weighted = false;
+  t->member_weighted = calloc((size_t)n, sizeof(bool));
+  if (!t->member_weighted) goto fail;
   for (int j = 0; j < n; j++) {
     const dg_args *g = gs[j];
-    if (g->adjacent ? (has_weights(g->sw) || has_weights(g->dw)) : has_weights(g->weights)) weighted = true;
+    t->member_weighted[j] = g->adjacent ? has_weights(g->sw) || has_weights(g->dw) : has_weights(g->weights);
+    if (t->member_weighted[j]) weighted = true;
   }
   t->weighted = weighted;
   t->in_off = calloc((size_t)n + 1, sizeof(int));
@@ -950,7 +960,7 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
   int r = x.v->rank;
   *indegree = x.t->in_off[r + 1] - x.t->in_off[r];
   *outdegree = x.t->out_off[r + 1] - x.t->out_off[r];
-  *weighted = x.t->weighted;
+  *weighted = x.t->member_weighted[r];
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Dist_graph_neighbors_count);

@@ -23,7 +23,8 @@ def prototypes(funcs):
         if f.section != section:
             section = f.section
             out.append(f'\n/* {section} */')
-        out.append(f'SKN_DECL({f.ret}, {f.short}, ({f.c_params()}));')
+        decl = f'SKN_DECL({f.ret}, {f.short}, ({f.c_params()}));'
+        out.append(f'#ifndef SKEIN_MPI_STRICT\n{decl}\n#endif' if f.removed else decl)
     return '\n'.join(out).lstrip('\n')
 
 

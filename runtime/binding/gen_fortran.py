@@ -227,6 +227,8 @@ def plan_function(f):
         return None, 'hand-written in fortran_special.c'
     if re.search(r'_(c2f|f2c)$', f.name):
         return None, 'C only'
+    if f.name.startswith('MPI_T_'):
+        return None, 'the tools interface has no Fortran binding (MPI-3.1 14.3)'
     plans = [Plan(a) for a in f.args]
     bad = [p.a.name for p in plans if p.how == 'unsupported']
     if bad:

@@ -4,7 +4,7 @@ Every binding is generated from it: the C prototypes of mpi.h (gen_c.py), and th
 Fortran bindings. The format, one function per block:
 
     # a comment, or a section title ("# point-to-point") that groups what follows
-    MPI_Name [-> rettype] [entry=FILE]
+    MPI_Name [-> rettype] [entry=FILE] [removed]
         argname  KIND  DIR  [array[:DIMS]] [len=ARG] [noconst] [err=CLASS] [nocheck] [ctype="C type"]
 
 KIND says what the argument is (the C type follows from it, see KINDS; a FUNCTION kind
@@ -12,6 +12,9 @@ names its callback type, FUNCTION:MPI_User_function). DIR is in, out or inout: a
 inout scalar is passed by pointer. `array` makes it an array (C `T name[]`; DIMS adds
 trailing fixed dimensions, as in `array:[3]`); an in array is `const` unless `noconst`.
 `ctype` overrides the derived C type for the rare argument no kind describes.
+
+`removed` marks an MPI-1 function that MPI-3.0 removed: still provided, but its prototype
+is hidden from programs built with SKEIN_MPI_STRICT.
 
 `entry=FILE` has the entry point generated (gen_c.py --entries FILE): PMPI_Name finds the
 calling rank, checks every argument as its kind says (see gen_c.py; `nocheck` skips one,
@@ -87,6 +90,7 @@ class Function:
     ret: str = 'int'
     section: str = ''
     entry: str = ''              # the api/ file whose impl_ it calls, when generated
+    removed: bool = False        # removed from the standard by MPI-3.0
     args: List[Arg] = field(default_factory=list)
 
     @property
@@ -113,13 +117,13 @@ def load(path) -> List[Function]:
                     section = title
                 continue
             if not line[0].isspace():
-                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?\s*$', line)
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?(\s+removed)?\s*$', line)
                 if not m:
                     raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file]"')
                 if m.group(1) in seen:
                     raise SyntaxError(f'{where}: {m.group(1)} described twice')
                 seen.add(m.group(1))
-                cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '')
+                cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '', bool(m.group(4)))
                 funcs.append(cur)
                 continue
             m = _ARG.match(line)

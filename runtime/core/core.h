@@ -194,7 +194,7 @@ typedef struct skn_sigsum {
 
 #define SKN_CELL_SIZE 128 /* tiny messages travel inside the envelope */
 
-enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE };
+enum skn_req_kind { SKN_REQ_SEND = 1, SKN_REQ_RECV, SKN_REQ_PERSISTENT, SKN_REQ_MESSAGE, SKN_REQ_GREQ /* api/grequest.c */ };
 enum skn_send_mode { SKN_MODE_STANDARD = 0, SKN_MODE_SYNC, SKN_MODE_READY, SKN_MODE_BUFFERED };
 enum skn_proto {
   /* how an envelope holds its data: packed in `cell`, packed in `payload`, by reference
@@ -375,6 +375,7 @@ typedef struct skn_comm_view {
   int errhandler;
   char name[MPI_MAX_OBJECT_NAME];
   struct skn_attr *attrs; /* cached attributes (api/attr.c) */
+  struct skn_info *info;  /* hints of MPI_Comm_set_info / dup_with_info (api/info.c), NULL: none */
   /* nonblocking collectives not yet completed, in issue order, run by one executor unit
    * (api/coll.c); guarded by the rank's lock */
   struct skn_nbc *nbc_head, *nbc_tail;
@@ -450,6 +451,8 @@ typedef struct skn_rank {
   int ncomms; /* slots in use or freed, high-water mark */
   skn_errhandler *errhs;
   int nerrhs;
+  /* error classes and codes added by MPI_Add_error_class/code (api/errors.c), NULL: none */
+  struct skn_user_errors *uerr;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
