@@ -402,23 +402,25 @@ int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, 
   if (naggr > n) naggr = n;
   if (naggr < 1) naggr = 1;
   /* Which aggregator the caller is: the first members on distinct workers (ranks on one
-   * worker would take turns), then members spread evenly. */
+   * worker would take turns), then other members spread evenly. */
   int k = -1, nw = skn_sched_nworkers(), picked = 0;
-  bool stack_used[64], *used = nw <= 64 ? stack_used : calloc((size_t)nw, sizeof *used);
-  if (used) {
-    memset(used, 0, (size_t)(nw <= 64 ? 64 : nw) * sizeof *used);
-    for (int j = 0; j < n && picked < naggr; j++) {
-      const skn_unit *u = local->members[j]->unit;
-      int w = u && u->worker ? u->worker->id : 0;
-      if (w < 0 || w >= nw || used[w]) continue;
-      used[w] = true;
-      if (j == lrank) k = picked;
-      picked++;
-    }
-    if (used != stack_used) free(used);
+  bool *taken = calloc((size_t)n + (size_t)nw, sizeof *taken), *wused = taken ? taken + n : NULL;
+  if (!taken) skn_fatal("out of memory in a collective file access");
+  for (int j = 0; j < n && picked < naggr; j++) {
+    const skn_unit *u = local->members[j]->unit;
+    int w = u && u->worker ? u->worker->id : 0;
+    if (w < 0 || w >= nw || wused[w]) continue;
+    wused[w] = taken[j] = true;
+    if (j == lrank) k = picked;
+    picked++;
   }
-  for (int i = picked; i < naggr; i++)
-    if ((int)((int64_t)(i - picked) * n / (naggr - picked)) == lrank) k = i;
+  for (int i = picked; i < naggr; i++) {
+    int j = (int)((int64_t)(i - picked) * n / (naggr - picked));
+    while (taken[j]) j = (j + 1) % n;
+    taken[j] = true;
+    if (j == lrank) k = i;
+  }
+  free(taken);
   if (k >= 0 && hi > lo) {
     int64_t align = h->align ? (int64_t)h->align : 1;
     int64_t base = lo - lo % align;
