@@ -130,7 +130,7 @@ int main(int argc, char **argv)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "cb_nodes", "3");
-    MPI_Info_set(info, "cb_buffer_size", "1000");
+    MPI_Info_set(info, "cb_buffer_size", "8192");
     MPI_Info_set(info, "striping_unit", "24");
     run(2, gs2, g2, t2, path, info);
     run(3, gs3, g3, t3, path, info);
