@@ -68,6 +68,8 @@ typedef struct skn_file {
   int cb_nodes, cb_read, cb_write;
   int striping_factor, striping_unit;
   char access_style[64];
+  void *cbuf;     /* aggregation buffer, when this rank aggregates */
+  size_t cbuf_len;
   /* split collective in progress */
   MPI_Request split;
   bool split_active;
@@ -214,7 +216,7 @@ static void hints_apply(skn_file *f, MPI_Info info) {
 }
 
 static int cb_nodes_eff(const skn_file *f) {
-  int n = f->cb_nodes ? f->cb_nodes : skn_sched_nworkers();
+  int n = f->cb_nodes ? f->cb_nodes : 1;
   int lrank;
   skn_comm *l = local_comm((skn_file *)f, &lrank);
   return n < l->size ? n : l->size;
@@ -260,6 +262,7 @@ static void file_free(skn_rank *me, skn_file *f) {
   if (f->comm != MPI_COMM_NULL) PMPI_Comm_free(&f->comm);
   free(f->path);
   free(f->lockpath);
+  free(f->cbuf);
   free(f);
 }
 
@@ -1049,7 +1052,8 @@ static int run_blocking(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, 
     skn_comm *l = local_comm(f, &lrank);
     skn_io_part part = {.p = a.ps.p, .n = a.ps.n, .buf = a.mem, .mt = a.mt};
     skn_io_coll_hints h = {.aggregators = f->cb_nodes, .buffer = f->cb_buffer_size,
-                           .align = f->striping_unit ? (size_t)f->striping_unit : (size_t)1 << 20};
+                           .align = f->striping_unit ? (size_t)f->striping_unit : (size_t)1 << 20,
+                           .cache = &f->cbuf, .cache_len = &f->cbuf_len};
     a.err = skn_io_coll(l, lrank, f->fd, wr, &part, &h, &a.moved);
     if (!a.err && !wr) a.err = convert_in(&a);
     /* the other processes' aggregators too: a collective write is in the file for

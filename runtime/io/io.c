@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* ================================================================ view mapping */
@@ -224,12 +225,17 @@ out:
 
 /* ================================================================ collective access */
 
-typedef struct run {
+/* One covered file range of a chunk and where its bytes are: a member's own memory when
+ * its layout is contiguous (no copy at all), else the aggregation buffer. */
+typedef struct ent {
   int64_t lo, hi;
-} run;
+  char *ptr;
+  const skn_io_part *pt; /* staged through the buffer: the member, for the unpack of a read */
+  int64_t spos;
+} ent;
 
-static int run_cmp(const void *a, const void *b) {
-  const run *x = a, *y = b;
+static int ent_cmp(const void *a, const void *b) {
+  const ent *x = a, *y = b;
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
@@ -260,88 +266,117 @@ static void note_eof(skn_io_part *const *parts, int n, int64_t at) {
   }
 }
 
-/* Aggregator work on file range [d0, d1): chunks of at most cbuf_len bytes. */
+#define IOV_BATCH 1024 /* IOV_MAX on Linux */
+
+/* pwritev / preadv of a run of adjacent ranges starting at off, resuming after partial
+ * transfers; a write that takes nothing is -ENOSPC. *got: bytes read (reads stop at end
+ * of file). */
+static int rw_iov(int fd, bool wr, struct iovec *iov, int cnt, int64_t off, int64_t *got) {
+  *got = 0;
+  int i = 0;
+  while (i < cnt) {
+    int c = cnt - i < IOV_BATCH ? cnt - i : IOV_BATCH;
+    ssize_t r = wr ? pwritev(fd, iov + i, c, (off_t)off) : preadv(fd, iov + i, c, (off_t)off);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) return wr ? -ENOSPC : 0;
+    off += r;
+    *got += r;
+    while (i < cnt && (size_t)r >= iov[i].iov_len) r -= (ssize_t)iov[i++].iov_len;
+    if (i < cnt && r) {
+      iov[i].iov_base = (char *)iov[i].iov_base + r;
+      iov[i].iov_len -= (size_t)r;
+    }
+  }
+  return 0;
+}
+
+/* Aggregator work on file range [d0, d1), in chunks of at most cbuf_len bytes: the
+ * covered ranges of all members sorted by offset, each run of adjacent ones moved by
+ * one vectored system call straight to or from the members' buffers. */
 static void aggregate(skn_io_part *const *parts, int n, int fd, bool wr, int64_t d0, int64_t d1, char *cbuf,
                       int64_t cbuf_len) {
-  size_t rcap = 64, nr;
-  run *runs = malloc(rcap * sizeof *runs);
-  if (!runs) {
+  size_t cap = 256, ne;
+  ent *es = malloc(cap * sizeof *es);
+  struct iovec *iov = malloc(cap * sizeof *iov);
+  if (!es || !iov) {
+    free(es);
+    free(iov);
     note_error(parts, n, -ENOMEM);
     return;
   }
   for (int64_t c0 = d0; c0 < d1; c0 += cbuf_len) {
     int64_t c1 = c0 + cbuf_len < d1 ? c0 + cbuf_len : d1;
-    /* the covered ranges of the chunk, and for writes the data itself */
-    nr = 0;
+    ne = 0;
     for (int j = 0; j < n; j++) {
       const skn_io_part *pt = parts[j];
       for (size_t i = first_after(pt, c0); i < pt->n && pt->p[i].off < c1; i++) {
         const skn_io_piece *q = &pt->p[i];
         int64_t lo = q->off > c0 ? q->off : c0, hi = q->off + q->len < c1 ? q->off + q->len : c1;
-        if (wr) skn_dt_pack_at(cbuf + (lo - c0), pt->buf, pt->mt, (size_t)(q->spos + lo - q->off), (size_t)(hi - lo));
-        if (nr && runs[nr - 1].hi == lo) { /* the common case: pieces arrive in file order */
-          runs[nr - 1].hi = hi;
-          continue;
-        }
-        if (nr == rcap) {
-          run *g = realloc(runs, 2 * rcap * sizeof *runs);
-          if (!g) {
-            free(runs);
+        int64_t sp = q->spos + lo - q->off;
+        if (ne == cap) {
+          ent *g = realloc(es, 2 * cap * sizeof *es);
+          struct iovec *gv = g ? realloc(iov, 2 * cap * sizeof *iov) : NULL;
+          if (g) es = g;
+          if (gv) iov = gv;
+          if (!g || !gv) {
+            free(es);
+            free(iov);
             note_error(parts, n, -ENOMEM);
             return;
           }
-          runs = g;
-          rcap *= 2;
+          cap *= 2;
         }
-        runs[nr++] = (run){lo, hi};
-      }
-    }
-    if (!nr) continue;
-    qsort(runs, nr, sizeof *runs, run_cmp);
-    size_t m = 0;
-    for (size_t i = 1; i < nr; i++) {
-      if (runs[i].lo <= runs[m].hi) {
-        if (runs[i].hi > runs[m].hi) runs[m].hi = runs[i].hi;
-      } else {
-        runs[++m] = runs[i];
-      }
-    }
-    nr = m + 1;
-    if (wr) {
-      /* only the bytes some member writes: holes keep what the file holds, whoever
-       * else (another process) writes them */
-      for (size_t i = 0; i < nr; i++) {
-        int rc = skn_io_pwrite_full(fd, cbuf + (runs[i].lo - c0), (size_t)(runs[i].hi - runs[i].lo), runs[i].lo);
-        if (rc) {
-          note_error(parts, n, rc);
-          free(runs);
-          return;
+        ent *e = &es[ne++];
+        *e = (ent){lo, hi, NULL, NULL, sp};
+        if (pt->mt->contig) {
+          e->ptr = (char *)pt->buf + sp;
+        } else {
+          e->ptr = cbuf + (lo - c0);
+          e->pt = pt;
+          if (wr) skn_dt_pack_at(e->ptr, pt->buf, pt->mt, (size_t)sp, (size_t)(hi - lo));
         }
       }
-      continue;
     }
-    int64_t lo = runs[0].lo, hi = runs[nr - 1].hi;
-    size_t got;
-    int rc = skn_io_pread_full(fd, cbuf + (lo - c0), (size_t)(hi - lo), lo, &got);
-    if (rc) {
-      note_error(parts, n, rc);
-      free(runs);
-      return;
-    }
-    int64_t valid = lo + (int64_t)got;
-    if (valid < hi) note_eof(parts, n, valid);
-    for (int j = 0; j < n; j++) {
-      const skn_io_part *pt = parts[j];
-      for (size_t i = first_after(pt, c0); i < pt->n && pt->p[i].off < c1; i++) {
-        const skn_io_piece *q = &pt->p[i];
-        int64_t a = q->off > c0 ? q->off : c0, b = q->off + q->len < c1 ? q->off + q->len : c1;
-        if (b > valid) b = valid;
-        if (b > a) skn_dt_unpack_at(pt->buf, pt->mt, (size_t)(q->spos + a - q->off), cbuf + (a - c0), (size_t)(b - a));
+    if (!ne) continue;
+    qsort(es, ne, sizeof *es, ent_cmp);
+    int64_t valid = INT64_MAX; /* reads: end of file, once found */
+    size_t i = 0;
+    while (i < ne) {
+      /* a run of adjacent ranges; overlapping ones (erroneous for writes) are trimmed */
+      int64_t start = es[i].lo, end = start;
+      int cnt = 0;
+      for (; i < ne && es[i].lo <= end; i++) {
+        int64_t skip = end - es[i].lo;
+        if (es[i].hi <= end) continue;
+        iov[cnt++] = (struct iovec){es[i].ptr + skip, (size_t)(es[i].hi - es[i].lo - skip)};
+        end = es[i].hi;
+      }
+      int64_t got;
+      int rc = rw_iov(fd, wr, iov, cnt, start, &got);
+      if (rc) {
+        note_error(parts, n, rc);
+        goto out;
+      }
+      if (!wr && got < end - start) {
+        valid = start + got;
+        note_eof(parts, n, valid);
+        break;
       }
     }
-    if (valid < hi) break;
+    if (!wr) /* members whose layout is not contiguous: from the buffer into their memory */
+      for (size_t k = 0; k < ne; k++) {
+        const ent *e = &es[k];
+        int64_t hi = e->hi < valid ? e->hi : valid;
+        if (e->pt && hi > e->lo) skn_dt_unpack_at(e->pt->buf, e->pt->mt, (size_t)e->spos, e->ptr, (size_t)(hi - e->lo));
+      }
+    if (valid != INT64_MAX) break;
   }
-  free(runs);
+out:
+  free(es);
+  free(iov);
 }
 
 int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, const skn_io_coll_hints *h,
@@ -363,12 +398,29 @@ int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, 
     int64_t e = pt->p[pt->n - 1].off + pt->p[pt->n - 1].len;
     if (e > hi) hi = e;
   }
-  int naggr = h->aggregators > 0 ? h->aggregators : skn_sched_nworkers();
+  int naggr = h->aggregators > 0 ? h->aggregators : 1;
   if (naggr > n) naggr = n;
   if (naggr < 1) naggr = 1;
-  int k = -1; /* which aggregator the caller is: ranks spread evenly, so across workers */
-  for (int i = 0; i < naggr; i++)
-    if ((int)((int64_t)i * n / naggr) == lrank) k = i;
+  /* Which aggregator the caller is: the first members on distinct workers (ranks on one
+   * worker would take turns), then other members spread evenly. */
+  int k = -1, nw = skn_sched_nworkers(), picked = 0;
+  bool *taken = calloc((size_t)n + (size_t)nw, sizeof *taken), *wused = taken ? taken + n : NULL;
+  if (!taken) skn_fatal("out of memory in a collective file access");
+  for (int j = 0; j < n && picked < naggr; j++) {
+    const skn_unit *u = local->members[j]->unit;
+    int w = u && u->worker ? u->worker->id : 0;
+    if (w < 0 || w >= nw || wused[w]) continue;
+    wused[w] = taken[j] = true;
+    if (j == lrank) k = picked;
+    picked++;
+  }
+  for (int i = picked; i < naggr; i++) {
+    int j = (int)((int64_t)(i - picked) * n / (naggr - picked));
+    while (taken[j]) j = (j + 1) % n;
+    taken[j] = true;
+    if (j == lrank) k = i;
+  }
+  free(taken);
   if (k >= 0 && hi > lo) {
     int64_t align = h->align ? (int64_t)h->align : 1;
     int64_t base = lo - lo % align;
@@ -380,10 +432,18 @@ int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, 
     int64_t cb = (int64_t)h->buffer;
     if (cb > d1 - d0) cb = d1 - d0;
     if (d1 > d0) {
-      char *cbuf = malloc((size_t)cb);
+      char *cbuf = h->cache ? *h->cache : NULL;
+      if (!cbuf || *h->cache_len < (size_t)cb) {
+        if (h->cache) free(cbuf);
+        cbuf = malloc((size_t)cb);
+        if (h->cache) {
+          *h->cache = cbuf;
+          *h->cache_len = cbuf ? (size_t)cb : 0;
+        }
+      }
       if (!cbuf) note_error(parts, n, -ENOMEM);
       else aggregate(parts, n, fd, wr, d0, d1, cbuf, cb);
-      free(cbuf);
+      if (!h->cache) free(cbuf);
     }
   }
   if (parts != stackparts) free(parts);

@@ -64,9 +64,13 @@ typedef struct skn_io_part {
 } skn_io_part;
 
 typedef struct skn_io_coll_hints {
-  int aggregators;       /* per process; 0: one per worker */
+  int aggregators;       /* per process; 0: one (local file systems serialize writers of a file) */
   size_t buffer;         /* bytes an aggregator moves per system call, at most */
   size_t align;          /* file domain boundaries */
+  /* the caller's aggregation buffer, kept between calls (grown as needed; the caller
+   * frees it): a fresh one would cost its page faults every call */
+  void **cache;
+  size_t *cache_len;
 } skn_io_coll_hints;
 
 /* Two-phase collective access without messages: every member of `local` (the ranks of

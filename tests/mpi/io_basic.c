@@ -42,6 +42,8 @@ int main(int argc, char **argv)
     int cnt;
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK(cnt == N, "write_at count (expected %d got %d)", N, cnt);
+    IO_CHECK(MPI_File_sync(fh)); /* the standard's sync-barrier-sync before reading others' data */
+    MPI_Barrier(MPI_COMM_WORLD);
     IO_CHECK(MPI_File_sync(fh));
     int peer = (rank + 1) % size;
     IO_CHECK(MPI_File_read_at(fh, (MPI_Offset)peer * N * 4, rd, N, MPI_INT, &st));
@@ -88,6 +90,7 @@ int main(int argc, char **argv)
     CHECK(ext == (MPI_Aint)size * B * 4, "view filetype extent (got %ld)", (long)ext);
     MPI_Type_free(&ft);
     IO_CHECK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
     /* everyone checks the whole file through a byte view */
     if (rank == 0) {
         MPI_File self;

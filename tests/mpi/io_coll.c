@@ -10,7 +10,7 @@
 static double val(long long g) { return (double)g * 0.25 + 1.0; }
 
 /* Writes the global array (dims gs) with grid `grid`, reads it back with grid `grid2`. */
-static void run(int nd, const int *gs, const int *grid, const int *grid2, const char *path)
+static void run(int nd, const int *gs, const int *grid, const int *grid2, const char *path, MPI_Info info)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -46,7 +46,7 @@ static void run(int nd, const int *gs, const int *grid, const int *grid2, const 
         mem[h] = val(g);
     }
     MPI_File fh;
-    IO_CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    IO_CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh));
     IO_CHECK(MPI_File_set_size(fh, 0));
     IO_CHECK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ftype, "native", MPI_INFO_NULL));
     MPI_Status st;
@@ -86,7 +86,7 @@ static void run(int nd, const int *gs, const int *grid, const int *grid2, const 
     MPI_Type_create_subarray(nd, gs, sub, start, MPI_ORDER_C, MPI_DOUBLE, &ftype);
     MPI_Type_commit(&ftype);
     mem = malloc((nloc + 1) * sizeof(double));
-    IO_CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    IO_CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE, info, &fh));
     IO_CHECK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ftype, "native", MPI_INFO_NULL));
     IO_CHECK(MPI_File_read_at_all(fh, 0, mem, (int)nloc, MPI_DOUBLE, &st));
     MPI_Get_count(&st, MPI_DOUBLE, &cnt);
@@ -121,11 +121,23 @@ int main(int argc, char **argv)
     t2[0] = g2[1]; t2[1] = g2[0];
     if (t2[0] == g2[0]) { t2[0] = size; t2[1] = 1; } /* square grid: rows instead */
     int gs2[2] = {131, 97};
-    run(2, gs2, g2, t2, path);
+    run(2, gs2, g2, t2, path, MPI_INFO_NULL);
     int g3[3] = {0, 0, 0}, t3[3] = {1, 1, size};
     MPI_Dims_create(size, 3, g3);
     int gs3[3] = {13, 11, 70};
-    run(3, gs3, g3, t3, path);
+    run(3, gs3, g3, t3, path, MPI_INFO_NULL);
+    /* several aggregators, small chunks (many per domain), unaligned domains */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_nodes", "3");
+    MPI_Info_set(info, "cb_buffer_size", "8192");
+    MPI_Info_set(info, "striping_unit", "24");
+    run(2, gs2, g2, t2, path, info);
+    run(3, gs3, g3, t3, path, info);
+    MPI_Info_set(info, "romio_cb_write", "disable");
+    MPI_Info_set(info, "romio_cb_read", "disable");
+    run(2, gs2, t2, g2, path, info);
+    MPI_Info_free(&info);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     if (rank == 0) printf("PASS %s\n", TEST_NAME);

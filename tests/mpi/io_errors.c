@@ -11,7 +11,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-static int user_calls[4096]; /* per rank: ranks may be threads of one process */
+SKEIN_SHARED static int user_calls[4096]; /* indexed by rank: ranks may be threads of one process */
 static void on_error(MPI_File *fh, int *code, ...)
 {
     (void)fh; (void)code;
