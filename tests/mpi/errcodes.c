@@ -10,7 +10,7 @@
 
 /* The handler stores the code it got where an attribute of the communicator points; the
  * keyval is created first in every rank, so the shared global holds the same value. */
-static _Atomic int g_key = MPI_KEYVAL_INVALID;
+SKEIN_SHARED static _Atomic int g_key = MPI_KEYVAL_INVALID;
 static void handler(MPI_Comm *comm, int *code, ...) {
   int *slot = NULL, flag = 0;
   MPI_Comm_get_attr(*comm, g_key, &slot, &flag);

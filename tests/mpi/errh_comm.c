@@ -16,7 +16,7 @@ typedef struct seen {
 /* Handlers find their counters through a communicator attribute. Its keyval is the same
  * value in every rank (created first, in the same order), so the one shared global holds
  * the same value whichever rank stores it. */
-static _Atomic int g_key_dup = MPI_KEYVAL_INVALID;
+SKEIN_SHARED static _Atomic int g_key_dup = MPI_KEYVAL_INVALID;
 
 static void on_dup(MPI_Comm *comm, int *code, ...) {
   seen *s;
