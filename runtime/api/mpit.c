@@ -26,7 +26,12 @@ static const cvar cvars[] = {
 };
 enum { NCVARS = sizeof cvars / sizeof cvars[0] };
 
-static _Atomic int t_refs; /* MPI_T_init_thread minus MPI_T_finalize */
+/* Whether MPI_T is initialized is each rank's own state, as it is each process's in a
+ * process-based MPI; a thread of no rank has nothing to count on and is refused. */
+static int *t_refs(void) {
+  skn_rank *me = skn_rank_self();
+  return me ? &me->mpit_refs : NULL;
+}
 
 struct skn_t_cvar {
   int index;
@@ -46,24 +51,28 @@ static int copy_str(const char *src, char *dst, int *len) {
 
 int PMPI_T_init_thread(int required, int *provided) {
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE || !provided) return MPI_ERR_ARG;
-  atomic_fetch_add(&t_refs, 1);
+  int *refs = t_refs();
+  if (!refs) return MPI_T_ERR_CANNOT_INIT;
+  __atomic_fetch_add(refs, 1, __ATOMIC_RELAXED); /* threads of the rank may call it too */
   *provided = MPI_THREAD_MULTIPLE; /* the tables are immutable */
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(T_init_thread);
 
 int PMPI_T_finalize(void) {
-  int n = atomic_load(&t_refs);
+  int *refs = t_refs();
+  int n = refs ? __atomic_load_n(refs, __ATOMIC_RELAXED) : 0;
   do
     if (n == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  while (!atomic_compare_exchange_weak(&t_refs, &n, n - 1));
+  while (!__atomic_compare_exchange_n(refs, &n, n - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(T_finalize);
 
 #define NEED_INIT()                                              \
   do {                                                           \
-    if (atomic_load(&t_refs) == 0) return MPI_T_ERR_NOT_INITIALIZED; \
+    const int *refs_ = t_refs();                                 \
+    if (!refs_ || __atomic_load_n(refs_, __ATOMIC_RELAXED) == 0) return MPI_T_ERR_NOT_INITIALIZED; \
   } while (0)
 
 int PMPI_T_cvar_get_num(int *num) {

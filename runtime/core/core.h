@@ -453,6 +453,7 @@ typedef struct skn_rank {
   int nerrhs;
   /* error classes and codes added by MPI_Add_error_class/code (api/errors.c), NULL: none */
   struct skn_user_errors *uerr;
+  int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface is each rank's own */
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
