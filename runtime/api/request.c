@@ -678,7 +678,7 @@ SKN_WEAK_ALIAS(Imrecv);
 
 /* ------------------------------------------------------------------ buffered sends */
 
-/* Frees the segments whose sends have completed. */
+/* Frees the segments whose sends have completed. The caller holds me->bsend_lock. */
 static void bsend_reclaim(skn_rank *me) {
   for (skn_bsend_seg **p = &me->bsend_segs; *p;) {
     skn_bsend_seg *s = *p;
@@ -694,17 +694,6 @@ static void bsend_reclaim(skn_rank *me) {
 
 int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link) {
   size_t bytes = m->count * m->dt->size;
-  bsend_reclaim(me);
-  /* first fit between the live segments, which are kept sorted by offset */
-  size_t off = 0;
-  skn_bsend_seg **at = &me->bsend_segs;
-  for (; *at; at = &(*at)->next) {
-    if ((*at)->off >= off + bytes) break;
-    off = (*at)->off + (*at)->len;
-  }
-  if (!me->bsend_buf || off + bytes > me->bsend_size)
-    return skn_api_error(me, m->comm, MPI_ERR_BUFFER, fn,
-                         "no room for %zu bytes in the attached buffer (%zu bytes attached)", bytes, me->bsend_size);
   skn_bsend_seg *seg = malloc(sizeof *seg);
   skn_req *r = skn_req_alloc(me);
   if (!seg || !r) {
@@ -712,14 +701,32 @@ int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req 
     if (r) skn_req_release(r);
     return skn_api_error(me, m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
   }
+  /* first fit between the live segments, which are kept sorted by offset; the segment is
+   * claimed under the lock, then filled and sent outside it */
+  skn_spin_lock(&me->bsend_lock);
+  bsend_reclaim(me);
+  size_t off = 0;
+  skn_bsend_seg **at = &me->bsend_segs;
+  for (; *at; at = &(*at)->next) {
+    if ((*at)->off >= off + bytes) break;
+    off = (*at)->off + (*at)->len;
+  }
+  if (!me->bsend_buf || off + bytes > me->bsend_size) {
+    skn_spin_unlock(&me->bsend_lock);
+    free(seg);
+    skn_req_release(r);
+    return skn_api_error(me, m->comm, MPI_ERR_BUFFER, fn,
+                         "no room for %zu bytes in the attached buffer (%zu bytes attached)", bytes, me->bsend_size);
+  }
+  *seg = (skn_bsend_seg){off, bytes, r, *at};
+  *at = seg;
+  skn_spin_unlock(&me->bsend_lock);
   skn_dt_pack(me->bsend_buf + off, m->buf, m->dt, bytes);
   skn_msg packed = *m;
   packed.buf = me->bsend_buf + off;
   packed.count = bytes;
   packed.dt = &skn_dt_predefined[4]; /* MPI_BYTE */
   packed.mode = SKN_MODE_STANDARD;
-  *seg = (skn_bsend_seg){off, bytes, r, *at};
-  *at = seg;
   if (link) {
     atomic_fetch_add(&r->refs, 1);
     link->mode = SKN_MODE_BUFFERED;
@@ -735,6 +742,7 @@ static void bsend_cancel(skn_rank *me, skn_req *a) {
   skn_req *s = a->inner;
   if (s->cancelled || skn_p2p_cancel(me, s) != SKN_OK) return;
   a->cancelled = true;
+  skn_spin_lock(&me->bsend_lock);
   for (skn_bsend_seg **p = &me->bsend_segs; *p; p = &(*p)->next)
     if ((*p)->req == s) { /* (an early-completed send's segment may be reclaimed already) */
       skn_bsend_seg *seg = *p;
@@ -743,6 +751,7 @@ static void bsend_cancel(skn_rank *me, skn_req *a) {
       free(seg);
       break;
     }
+  skn_spin_unlock(&me->bsend_lock);
 }
 
 int PMPI_Buffer_attach(void *buffer, int size) {
@@ -760,9 +769,17 @@ SKN_WEAK_ALIAS(Buffer_attach);
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
   skn_rank *me = skn_api_self("MPI_Buffer_detach");
   skn_api_enter(me, "MPI_Buffer_detach", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  for (skn_bsend_seg *s = me->bsend_segs; s; s = s->next) skn_req_wait(s->req);
+  for (;;) { /* waits for each send still using the buffer, holding a reference to it */
+    skn_spin_lock(&me->bsend_lock);
+    bsend_reclaim(me);
+    skn_req *pending = me->bsend_segs ? me->bsend_segs->req : NULL;
+    if (pending) atomic_fetch_add(&pending->refs, 1);
+    skn_spin_unlock(&me->bsend_lock);
+    if (!pending) break;
+    skn_req_wait(pending);
+    skn_req_release(pending);
+  }
   skn_api_leave(me);
-  bsend_reclaim(me);
   *(void **)buffer_addr = me->bsend_buf;
   *size = (int)me->bsend_size;
   me->bsend_buf = NULL;

@@ -477,6 +477,7 @@ typedef struct skn_rank {
   char *bsend_buf;
   size_t bsend_size;
   skn_bsend_seg *bsend_segs;
+  skn_spinlock bsend_lock; /* the segment list: threads of the rank send at once (THREAD_MULTIPLE) */
   /* privatized globals: this rank's segments (privatizer/runtime/priv.c) */
   struct skn_priv_rank *priv;
   /* libc's hidden state (rand, strtok, getopt...) for this rank, created on first use
