@@ -38,54 +38,44 @@
 #include <unistd.h>
 
 #include "../core/core.h"
+#include "interpose.h"
 #include "blocking.h"
 
 /* ------------------------------------------------------------------ helpers */
 
-static void *real_fn(void *_Atomic *slot, const char *name) {
-  void *p = atomic_load_explicit(slot, memory_order_relaxed);
-  if (SKN_LIKELY(p != NULL)) return p;
-  p = dlsym(RTLD_NEXT, name);
-  if (!p) skn_fatal("cannot find libc's %s: %s", name, dlerror());
-  atomic_store_explicit(slot, p, memory_order_relaxed);
-  return p;
-}
-#define REAL(name)                                                                   \
-  ({                                                                                 \
-    static void *_Atomic real_slot;                                                  \
-    (__typeof__(&name))real_fn(&real_slot, #name);                                   \
-  })
 
 /* Whether the code at `ra` belongs to the program rather than to Skein or a library it
  * drives (UCX, jemalloc...): those keep per-kernel-thread state across their locks and
- * must never see another ULT run in the middle. Decisions are cached per object. */
-#define CALLER_CACHE 32
+ * must never see another ULT run in the middle. The answer is cached per call site, so
+ * that a contended lock or a sleep pays for dladdr (which takes the loader's lock) once
+ * per site, not once per call. */
+#define CALLER_CACHE 64 /* call sites, direct-mapped; a collision only costs a dladdr */
 static struct {
-  _Atomic(uintptr_t) base[CALLER_CACHE];
-  _Atomic(int) allow[CALLER_CACHE];
-  _Atomic(int) n;
+  /* return address with the answer in bit 0: two return addresses are a call instruction
+   * (2 bytes or more) apart, so the bit never tells two sites apart */
+  _Atomic(uintptr_t) site[CALLER_CACHE];
 } CC;
 
-static bool user_caller(const void *ra) {
+static bool caller_lookup(const void *ra) {
   Dl_info info;
   if (!dladdr(ra, &info) || !info.dli_fbase) return false;
-  uintptr_t base = (uintptr_t)info.dli_fbase;
-  int n = atomic_load(&CC.n);
-  for (int i = 0; i < n && i < CALLER_CACHE; i++)
-    if (atomic_load(&CC.base[i]) == base) return atomic_load(&CC.allow[i]);
   static const char *const runtime_libs[] = {"libskein", "libucs", "libucp", "libuct", "libucm",
                                              "libjemalloc", "libhwloc", "libpmix", "libnuma",
                                              "libgomp", "libpmi"};
-  bool allow = true;
   const char *name = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
   name = name ? name + 1 : (info.dli_fname ? info.dli_fname : "");
   for (size_t i = 0; i < sizeof runtime_libs / sizeof *runtime_libs; i++)
-    if (!strncmp(name, runtime_libs[i], strlen(runtime_libs[i]))) allow = false;
-  int slot = atomic_fetch_add(&CC.n, 1);
-  if (slot < CALLER_CACHE) {
-    atomic_store(&CC.allow[slot], allow);
-    atomic_store(&CC.base[slot], base);
-  }
+    if (!strncmp(name, runtime_libs[i], strlen(runtime_libs[i]))) return false;
+  return true;
+}
+
+static bool user_caller(const void *ra) {
+  uintptr_t a = (uintptr_t)ra & ~(uintptr_t)1;
+  _Atomic(uintptr_t) *slot = &CC.site[(a >> 2) % CALLER_CACHE];
+  uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
+  if ((v & ~(uintptr_t)1) == a) return v & 1;
+  bool allow = caller_lookup(ra);
+  atomic_store_explicit(slot, a | (uintptr_t)allow, memory_order_relaxed);
   return allow;
 }
 
@@ -220,14 +210,14 @@ static void sleep_ns(skn_unit *me, uint64_t ns) {
 
 SKN_EXPORT unsigned sleep(unsigned s) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(sleep)(s);
+  if (!me) return SKN_REAL(sleep)(s);
   sleep_ns(me, (uint64_t)s * 1000000000u);
   return 0;
 }
 
 SKN_EXPORT int usleep(useconds_t us) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(usleep)(us);
+  if (!me) return SKN_REAL(usleep)(us);
   sleep_ns(me, (uint64_t)us * 1000u);
   return 0;
 }
@@ -235,7 +225,7 @@ SKN_EXPORT int usleep(useconds_t us) {
 SKN_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
   skn_unit *me = switchable(__builtin_return_address(0));
   if (!me || !req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000 || req->tv_sec < 0)
-    return REAL(nanosleep)(req, rem);
+    return SKN_REAL(nanosleep)(req, rem);
   sleep_ns(me, ts_to_ns(req));
   if (rem) *rem = (struct timespec){0, 0};
   return 0;
@@ -245,7 +235,7 @@ SKN_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec
   skn_unit *me = switchable(__builtin_return_address(0));
   if (!me || !req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000 ||
       (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME && clock != CLOCK_BOOTTIME))
-    return REAL(clock_nanosleep)(clock, flags, req, rem);
+    return SKN_REAL(clock_nanosleep)(clock, flags, req, rem);
   me->blocked_in = "sleep";
   if (flags & TIMER_ABSTIME) skn_sched_sleep_until(me, deadline_of(clock, req));
   else if (req->tv_sec >= 0) skn_sched_sleep_until(me, skn_now_ns() + ts_to_ns(req));
@@ -298,7 +288,7 @@ static skn_rank_thread *thread_take(pthread_t id) {
 
 SKN_EXPORT int pthread_join(pthread_t id, void **ret) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(pthread_join)(id, ret);
+  if (!me) return SKN_REAL(pthread_join)(id, ret);
   skn_rank_thread *t = thread_take(id);
   if (t) {
     obj_waiter n;
@@ -307,7 +297,7 @@ SKN_EXPORT int pthread_join(pthread_t id, void **ret) {
     else ow_block(me, &n, 0, "pthread_join");
     free(t);
     /* past its last act as a rank thread: libc's join waits only for its exit */
-    return REAL(pthread_join)(id, ret);
+    return SKN_REAL(pthread_join)(id, ret);
   }
   unsigned step = 0;
   int rc;
@@ -345,12 +335,12 @@ SKN_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   int rc = pthread_mutex_trylock(m);
   if (SKN_LIKELY(rc != EBUSY)) return rc;
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(pthread_mutex_lock)(m);
+  if (!me) return SKN_REAL(pthread_mutex_lock)(m);
   return mutex_lock_wait(me, m);
 }
 
 SKN_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
-  int rc = REAL(pthread_mutex_unlock)(m);
+  int rc = SKN_REAL(pthread_mutex_unlock)(m);
   ow_wake(m);
   return rc;
 }
@@ -374,29 +364,29 @@ static int cond_wait(skn_unit *me, pthread_cond_t *c, pthread_mutex_t *m, uint64
 
 SKN_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || (c->__data.__wrefs & 1)) return REAL(pthread_cond_wait)(c, m);
+  if (!me || (c->__data.__wrefs & 1)) return SKN_REAL(pthread_cond_wait)(c, m);
   return cond_wait(me, c, m, 0);
 }
 
 SKN_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000) return REAL(pthread_cond_timedwait)(c, m, abs);
+  if (!me || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000) return SKN_REAL(pthread_cond_timedwait)(c, m, abs);
   /* glibc keeps in __wrefs whether the variable is process-shared (bit 0: then another
    * process may signal it, so libc's wait) and its clock (bit 1: CLOCK_MONOTONIC) */
-  if (c->__data.__wrefs & 1) return REAL(pthread_cond_timedwait)(c, m, abs);
+  if (c->__data.__wrefs & 1) return SKN_REAL(pthread_cond_timedwait)(c, m, abs);
   clockid_t clock = (c->__data.__wrefs & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
   uint64_t d = deadline_of(clock, abs);
   return cond_wait(me, c, m, d ? d : 1);
 }
 
 SKN_EXPORT int pthread_cond_signal(pthread_cond_t *c) {
-  int rc = REAL(pthread_cond_signal)(c);
+  int rc = SKN_REAL(pthread_cond_signal)(c);
   ow_wake(c);
   return rc;
 }
 
 SKN_EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
-  int rc = REAL(pthread_cond_broadcast)(c);
+  int rc = SKN_REAL(pthread_cond_broadcast)(c);
   ow_wake(c);
   return rc;
 }
@@ -432,19 +422,19 @@ static int sem_wait_until(skn_unit *me, sem_t *s, uint64_t deadline) {
 
 SKN_EXPORT int sem_wait(sem_t *s) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || sem_trywait(s) == 0) return me ? 0 : REAL(sem_wait)(s);
+  if (!me || sem_trywait(s) == 0) return me ? 0 : SKN_REAL(sem_wait)(s);
   return sem_wait_until(me, s, 0);
 }
 
 SKN_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000) return REAL(sem_timedwait)(s, abs);
+  if (!me || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000) return SKN_REAL(sem_timedwait)(s, abs);
   uint64_t d = deadline_of(CLOCK_REALTIME, abs);
   return sem_wait_until(me, s, d ? d : 1);
 }
 
 SKN_EXPORT int sem_post(sem_t *s) {
-  int rc = REAL(sem_post)(s);
+  int rc = SKN_REAL(sem_post)(s);
   ow_wake(s);
   return rc;
 }
@@ -456,14 +446,14 @@ static uint64_t timeout_deadline(int timeout_ms) {
 }
 
 static int poll_wait(skn_unit *me, struct pollfd *fds, nfds_t n, int timeout_ms) {
-  int rc = REAL(poll)(fds, n, 0);
+  int rc = SKN_REAL(poll)(fds, n, 0);
   if (rc != 0 || timeout_ms == 0) return rc;
   uint64_t deadline = timeout_deadline(timeout_ms);
   unsigned step = 0;
   me->blocked_in = "poll";
   for (;;) {
     backoff(me, &step, deadline);
-    rc = REAL(poll)(fds, n, 0);
+    rc = SKN_REAL(poll)(fds, n, 0);
     if (rc != 0 || (deadline && skn_now_ns() >= deadline)) break;
   }
   me->blocked_in = NULL;
@@ -472,13 +462,13 @@ static int poll_wait(skn_unit *me, struct pollfd *fds, nfds_t n, int timeout_ms)
 
 SKN_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(poll)(fds, n, timeout_ms);
+  if (!me) return SKN_REAL(poll)(fds, n, timeout_ms);
   return poll_wait(me, fds, n, timeout_ms);
 }
 
 SKN_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || (tv && tv->tv_sec == 0 && tv->tv_usec == 0)) return REAL(select)(nfds, r, w, e, tv);
+  if (!me || (tv && tv->tv_sec == 0 && tv->tv_usec == 0)) return SKN_REAL(select)(nfds, r, w, e, tv);
   uint64_t deadline = tv ? skn_now_ns() + (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u : 0;
   fd_set r0, w0, e0;
   if (r) r0 = *r;
@@ -489,7 +479,7 @@ SKN_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval 
   me->blocked_in = "select";
   for (;;) {
     struct timeval zero = {0, 0};
-    rc = REAL(select)(nfds, r, w, e, &zero);
+    rc = SKN_REAL(select)(nfds, r, w, e, &zero);
     if (rc != 0 || (deadline && skn_now_ns() >= deadline)) break;
     if (r) *r = r0;
     if (w) *w = w0;
@@ -510,32 +500,32 @@ SKN_EXPORT ssize_t read(int fd, void *buf, size_t len) {
   if (me && len) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     /* not ready, and a blocking descriptor (regular files are always ready) */
-    if (REAL(poll)(&p, 1, 0) == 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
+    if (SKN_REAL(poll)(&p, 1, 0) == 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
       poll_wait(me, &p, 1, -1);
       me->blocked_in = NULL;
     }
   }
-  return REAL(read)(fd, buf, len);
+  return SKN_REAL(read)(fd, buf, len);
 }
 
 SKN_EXPORT pid_t waitpid(pid_t pid, int *status, int options) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me || (options & WNOHANG)) return REAL(waitpid)(pid, status, options);
+  if (!me || (options & WNOHANG)) return SKN_REAL(waitpid)(pid, status, options);
   unsigned step = 0;
   pid_t rc;
   me->blocked_in = "waitpid";
-  while ((rc = REAL(waitpid)(pid, status, options | WNOHANG)) == 0) backoff(me, &step, 0);
+  while ((rc = SKN_REAL(waitpid)(pid, status, options | WNOHANG)) == 0) backoff(me, &step, 0);
   me->blocked_in = NULL;
   return rc;
 }
 
 SKN_EXPORT pid_t wait(int *status) {
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return REAL(wait)(status);
+  if (!me) return SKN_REAL(wait)(status);
   unsigned step = 0;
   pid_t rc;
   me->blocked_in = "wait";
-  while ((rc = REAL(waitpid)(-1, status, WNOHANG)) == 0) backoff(me, &step, 0);
+  while ((rc = SKN_REAL(waitpid)(-1, status, WNOHANG)) == 0) backoff(me, &step, 0);
   me->blocked_in = NULL;
   return rc;
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../core/core.h"
+#include "interpose.h"
 #include "libc_state.h"
 
 /* glibc's size for asctime's static buffer (time/asctime.c): room for any int year. */
@@ -61,7 +62,7 @@ struct skn_libc_state {
 
 /* ------------------------------------------------------------------ helpers */
 
-static void *real_fn(void *_Atomic *slot, const char *name) {
+void *skn_real_fn(void *_Atomic *slot, const char *name) {
   void *p = atomic_load_explicit(slot, memory_order_relaxed);
   if (SKN_LIKELY(p != NULL)) return p;
   p = dlsym(RTLD_NEXT, name);
@@ -69,12 +70,6 @@ static void *real_fn(void *_Atomic *slot, const char *name) {
   atomic_store_explicit(slot, p, memory_order_relaxed);
   return p;
 }
-/* libc's own definition of one of the functions this file interposes. */
-#define REAL(name)                                                                   \
-  ({                                                                                 \
-    static void *_Atomic real_slot;                                                  \
-    (__typeof__(&name))real_fn(&real_slot, #name);                                   \
-  })
 
 static struct skn_libc_state *state_create(skn_rank *r) {
   struct skn_libc_state *s = calloc(1, sizeof *s);
@@ -113,32 +108,32 @@ static void random_seed(struct skn_libc_state *s, unsigned seed) {
 
 SKN_EXPORT int rand(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(rand)();
+  if (!r) return SKN_REAL(rand)();
   return (int)random_draw(state_of(r));
 }
 
 SKN_EXPORT long random(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(random)();
+  if (!r) return SKN_REAL(random)();
   return random_draw(state_of(r));
 }
 
 SKN_EXPORT void srand(unsigned seed) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(srand)(seed);
+  if (!r) return SKN_REAL(srand)(seed);
   random_seed(state_of(r), seed);
 }
 
 SKN_EXPORT void srandom(unsigned seed) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(srandom)(seed);
+  if (!r) return SKN_REAL(srandom)(seed);
   random_seed(state_of(r), seed);
 }
 
 /* As glibc: the result is the previous state array, whose word 0 holds its type. */
 SKN_EXPORT char *initstate(unsigned seed, char *state, size_t n) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(initstate)(seed, state, n);
+  if (!r) return SKN_REAL(initstate)(seed, state, n);
   struct skn_libc_state *s = state_of(r);
   skn_spin_lock(&s->random_lock);
   char *old = (char *)&s->random.state[-1];
@@ -149,7 +144,7 @@ SKN_EXPORT char *initstate(unsigned seed, char *state, size_t n) {
 
 SKN_EXPORT char *setstate(char *state) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(setstate)(state);
+  if (!r) return SKN_REAL(setstate)(state);
   struct skn_libc_state *s = state_of(r);
   skn_spin_lock(&s->random_lock);
   char *old = (char *)&s->random.state[-1];
@@ -162,7 +157,7 @@ SKN_EXPORT char *setstate(char *state) {
 
 SKN_EXPORT double drand48(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(drand48)();
+  if (!r) return SKN_REAL(drand48)();
   double d;
   drand48_r(&state_of(r)->d48, &d);
   return d;
@@ -170,7 +165,7 @@ SKN_EXPORT double drand48(void) {
 
 SKN_EXPORT double erand48(unsigned short xsubi[3]) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(erand48)(xsubi);
+  if (!r) return SKN_REAL(erand48)(xsubi);
   double d;
   erand48_r(xsubi, &state_of(r)->d48, &d);
   return d;
@@ -178,7 +173,7 @@ SKN_EXPORT double erand48(unsigned short xsubi[3]) {
 
 SKN_EXPORT long lrand48(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(lrand48)();
+  if (!r) return SKN_REAL(lrand48)();
   long v;
   lrand48_r(&state_of(r)->d48, &v);
   return v;
@@ -186,7 +181,7 @@ SKN_EXPORT long lrand48(void) {
 
 SKN_EXPORT long nrand48(unsigned short xsubi[3]) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(nrand48)(xsubi);
+  if (!r) return SKN_REAL(nrand48)(xsubi);
   long v;
   nrand48_r(xsubi, &state_of(r)->d48, &v);
   return v;
@@ -194,7 +189,7 @@ SKN_EXPORT long nrand48(unsigned short xsubi[3]) {
 
 SKN_EXPORT long mrand48(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(mrand48)();
+  if (!r) return SKN_REAL(mrand48)();
   long v;
   mrand48_r(&state_of(r)->d48, &v);
   return v;
@@ -202,7 +197,7 @@ SKN_EXPORT long mrand48(void) {
 
 SKN_EXPORT long jrand48(unsigned short xsubi[3]) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(jrand48)(xsubi);
+  if (!r) return SKN_REAL(jrand48)(xsubi);
   long v;
   jrand48_r(xsubi, &state_of(r)->d48, &v);
   return v;
@@ -210,14 +205,14 @@ SKN_EXPORT long jrand48(unsigned short xsubi[3]) {
 
 SKN_EXPORT void srand48(long seed) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(srand48)(seed);
+  if (!r) return SKN_REAL(srand48)(seed);
   srand48_r(seed, &state_of(r)->d48);
 }
 
 /* As glibc: returns the previous seed, kept in the state. */
 SKN_EXPORT unsigned short *seed48(unsigned short seed16v[3]) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(seed48)(seed16v);
+  if (!r) return SKN_REAL(seed48)(seed16v);
   struct skn_libc_state *s = state_of(r);
   seed48_r(seed16v, &s->d48);
   return s->d48.__old_x;
@@ -225,7 +220,7 @@ SKN_EXPORT unsigned short *seed48(unsigned short seed16v[3]) {
 
 SKN_EXPORT void lcong48(unsigned short param[7]) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(lcong48)(param);
+  if (!r) return SKN_REAL(lcong48)(param);
   lcong48_r(param, &state_of(r)->d48);
 }
 
@@ -233,7 +228,7 @@ SKN_EXPORT void lcong48(unsigned short param[7]) {
 
 SKN_EXPORT char *strtok(char *str, const char *delim) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(strtok)(str, delim);
+  if (!r) return SKN_REAL(strtok)(str, delim);
   return strtok_r(str, delim, &state_of(r)->strtok_next);
 }
 
@@ -258,7 +253,7 @@ static char *asctime_into(struct skn_libc_state *s, const struct tm *tp) {
    * take libc's result under a lock and copy it (same buffer size). */
   errno = saved;
   skn_spin_lock(&asctime_lock);
-  char *p = REAL(asctime)(tp);
+  char *p = SKN_REAL(asctime)(tp);
   if (p) memcpy(s->asctime_buf, p, strnlen(p, ASCTIME_BUF - 1) + 1);
   skn_spin_unlock(&asctime_lock);
   return p ? s->asctime_buf : NULL;
@@ -266,26 +261,26 @@ static char *asctime_into(struct skn_libc_state *s, const struct tm *tp) {
 
 SKN_EXPORT struct tm *localtime(const time_t *t) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(localtime)(t);
+  if (!r) return SKN_REAL(localtime)(t);
   return local_into(state_of(r), t);
 }
 
 SKN_EXPORT struct tm *gmtime(const time_t *t) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(gmtime)(t);
+  if (!r) return SKN_REAL(gmtime)(t);
   return gmtime_r(t, &state_of(r)->tm);
 }
 
 SKN_EXPORT char *asctime(const struct tm *tp) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(asctime)(tp);
+  if (!r) return SKN_REAL(asctime)(tp);
   return asctime_into(state_of(r), tp);
 }
 
 /* As glibc: asctime(localtime(t)), so it also overwrites localtime's struct tm. */
 SKN_EXPORT char *ctime(const time_t *t) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(ctime)(t);
+  if (!r) return SKN_REAL(ctime)(t);
   struct skn_libc_state *s = state_of(r);
   return asctime_into(s, local_into(s, t));
 }
@@ -305,7 +300,7 @@ static char *keep(char *dst, size_t size, const char *p) {
 
 SKN_EXPORT char *strerror(int errnum) {
   skn_rank *r = skn_rank_self();
-  char *p = REAL(strerror)(errnum);
+  char *p = SKN_REAL(strerror)(errnum);
   if (!r || strerrordesc_np(errnum)) return p;
   struct skn_libc_state *s = state_of(r);
   return keep(s->strerror_buf, sizeof s->strerror_buf, p);
@@ -313,7 +308,7 @@ SKN_EXPORT char *strerror(int errnum) {
 
 SKN_EXPORT char *strerror_l(int errnum, locale_t loc) {
   skn_rank *r = skn_rank_self();
-  char *p = REAL(strerror_l)(errnum, loc);
+  char *p = SKN_REAL(strerror_l)(errnum, loc);
   if (!r || strerrordesc_np(errnum)) return p;
   struct skn_libc_state *s = state_of(r);
   return keep(s->strerror_buf, sizeof s->strerror_buf, p);
@@ -321,7 +316,7 @@ SKN_EXPORT char *strerror_l(int errnum, locale_t loc) {
 
 SKN_EXPORT char *strsignal(int sig) {
   skn_rank *r = skn_rank_self();
-  char *p = REAL(strsignal)(sig);
+  char *p = SKN_REAL(strsignal)(sig);
   if (!r || sigdescr_np(sig)) return p;
   struct skn_libc_state *s = state_of(r);
   return keep(s->strsignal_buf, sizeof s->strsignal_buf, p);
@@ -329,7 +324,7 @@ SKN_EXPORT char *strsignal(int sig) {
 
 SKN_EXPORT char *inet_ntoa(struct in_addr in) {
   skn_rank *r = skn_rank_self();
-  char *p = REAL(inet_ntoa)(in); /* a per-kernel-thread buffer in glibc */
+  char *p = SKN_REAL(inet_ntoa)(in); /* a per-kernel-thread buffer in glibc */
   if (!r) return p;
   struct skn_libc_state *s = state_of(r);
   return keep(s->inet_buf, sizeof s->inet_buf, p);
@@ -337,13 +332,13 @@ SKN_EXPORT char *inet_ntoa(struct in_addr in) {
 
 SKN_EXPORT char *tmpnam(char buf[L_tmpnam]) {
   skn_rank *r = skn_rank_self();
-  if (!r || buf) return REAL(tmpnam)(buf);
-  return REAL(tmpnam)(state_of(r)->tmpnam_buf);
+  if (!r || buf) return SKN_REAL(tmpnam)(buf);
+  return SKN_REAL(tmpnam)(state_of(r)->tmpnam_buf);
 }
 
 SKN_EXPORT char *getlogin(void) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(getlogin)();
+  if (!r) return SKN_REAL(getlogin)();
   struct skn_libc_state *s = state_of(r);
   int rc = getlogin_r(s->login_buf, sizeof s->login_buf);
   if (rc != 0) {
@@ -355,7 +350,7 @@ SKN_EXPORT char *getlogin(void) {
 
 SKN_EXPORT char *ttyname(int fd) {
   skn_rank *r = skn_rank_self();
-  if (!r) return REAL(ttyname)(fd);
+  if (!r) return SKN_REAL(ttyname)(fd);
   struct skn_libc_state *s = state_of(r);
   for (;;) {
     if (!s->ttyname_buf) {
@@ -436,10 +431,10 @@ SKN_EXPORT int __posix_getopt(int argc, char *const *argv, const char *opts);
 static int getopt_real(int kind, int argc, char *const *argv, const char *opts, const struct option *lo,
                        int *li) {
   switch (kind) {
-    case GETOPT_SHORT: return REAL(getopt)(argc, argv, opts);
-    case GETOPT_POSIX: return REAL(__posix_getopt)(argc, argv, opts);
-    case GETOPT_LONG: return REAL(getopt_long)(argc, argv, opts, lo, li);
-    default: return REAL(getopt_long_only)(argc, argv, opts, lo, li);
+    case GETOPT_SHORT: return SKN_REAL(getopt)(argc, argv, opts);
+    case GETOPT_POSIX: return SKN_REAL(__posix_getopt)(argc, argv, opts);
+    case GETOPT_LONG: return SKN_REAL(getopt_long)(argc, argv, opts, lo, li);
+    default: return SKN_REAL(getopt_long_only)(argc, argv, opts, lo, li);
   }
 }
 
