@@ -1,4 +1,5 @@
 /* Point-to-point calls: argument checks, then the core's send and receive. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -317,6 +318,124 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
   return rc;
 }
 SKN_WEAK_ALIAS(Sendrecv_replace);
+
+/* ------------------------------------------------------------------ nonblocking send-receive (MPI-4.0) */
+
+/* MPI_Isendrecv starts the receive and the send at the call, in MPI_Sendrecv's order, so
+ * they take their places in the matching order at once. The user's request completes when
+ * both have: a small unit of the rank waits for the two and completes it with the
+ * receive's status, so every Wait/Test variant, Request_free and the deadlock report see
+ * an ordinary request. */
+typedef struct {
+  skn_req *outer, *send, *recv; /* send, recv: NULL for MPI_PROC_NULL */
+  void *packed;                 /* Isendrecv_replace: the packed copy of the outgoing data */
+} sendrecv_pair;
+
+static void finish_pair(sendrecv_pair *p) {
+  skn_req *o = p->outer, *r = p->recv;
+  if (r) {
+    o->st_src = r->st_src;
+    o->st_tag = r->st_tag;
+    o->bytes = r->bytes;
+    o->truncated = r->truncated;
+    o->type_mismatch = r->type_mismatch;
+    o->count = r->count * r->dt->size; /* capacity, in bytes of o->dt (MPI_BYTE), for the error message */
+    skn_req_release(r);
+  }
+  if (p->send) skn_req_release(p->send);
+  free(p->packed);
+  free(p);
+  skn_req_complete(o);
+}
+
+static void wait_pair(void *arg) {
+  sendrecv_pair *p = arg;
+  if (p->send) skn_req_wait(p->send);
+  if (p->recv) skn_req_wait(p->recv);
+  finish_pair(p);
+}
+
+static int isendrecv_start(skn_rank *me, const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                           int recvtag, MPI_Comm comm, MPI_Request *req, void *packed) {
+  sendrecv_pair *p = calloc(1, sizeof *p);
+  skn_req *o = p ? skn_req_alloc(me) : NULL, *r = o ? skn_req_alloc(me) : NULL, *s = r ? skn_req_alloc(me) : NULL;
+  int rc = !req ? skn_api_error(me, comm, MPI_ERR_ARG, fn, "request=NULL")
+           : !s ? skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request")
+                : MPI_SUCCESS;
+  /* Both sides are checked before either starts: a bad call starts nothing. */
+  skn_msg m;
+  int src_rc = rc ? rc : check_send(me, fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, SKN_MODE_STANDARD, &m);
+  int rrc = src_rc > 0 ? src_rc : check_recv(me, fn, recvbuf, recvcount, recvtype, source, recvtag, comm, r);
+  if (rc || src_rc > 0 || rrc > 0) {
+    for (skn_req *x[] = {o, r, s}, **i = x; i < x + 3; i++)
+      if (*i) skn_req_release(*i);
+    free(p);
+    free(packed);
+    return rc ? rc : src_rc > 0 ? src_rc : rrc;
+  }
+  *p = (sendrecv_pair){.outer = o, .packed = packed};
+  o->kind = SKN_REQ_RECV;
+  o->comm = comm;
+  o->origin = fn;
+  o->origin_peer = rrc == MPI_SUCCESS ? source : dest;
+  o->tag = rrc == MPI_SUCCESS ? recvtag : sendtag;
+  o->dt = skn_api_dtype(me, MPI_BYTE);
+  o->st_src = MPI_PROC_NULL; /* the status when the receive is from MPI_PROC_NULL */
+  o->st_tag = MPI_ANY_TAG;
+  o->handle_live = true;
+  *req = skn_req_handle(o);
+  if (rrc == MPI_SUCCESS) {
+    r->origin = fn;
+    r->origin_peer = source;
+    skn_p2p_recv(me, r);
+    p->recv = r;
+  } else {
+    skn_req_release(r);
+  }
+  if (src_rc == MPI_SUCCESS) {
+    s->origin = fn;
+    s->origin_peer = dest;
+    skn_p2p_send(me, &m, s);
+    p->send = s;
+  } else {
+    skn_req_release(s);
+  }
+  if ((!p->send || skn_req_done(p->send)) && (!p->recv || skn_req_done(p->recv))) {
+    finish_pair(p); /* already complete: no unit needed */
+    return MPI_SUCCESS;
+  }
+  int w = me->unit->worker ? me->unit->worker->id : 0;
+  if (!skn_sched_spawn_sized(w, wait_pair, p, me, 64 << 10))
+    skn_fatal("rank %d: %s: cannot start the unit that completes the request", me->world_rank, fn);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *req) {
+  static const char fn[] = "MPI_Isendrecv";
+  return isendrecv_start(skn_api_self(fn), fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                         recvtype, source, recvtag, comm, req, NULL);
+}
+SKN_WEAK_ALIAS(Isendrecv);
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request *req) {
+  static const char fn[] = "MPI_Isendrecv_replace";
+  skn_rank *me = skn_api_self(fn);
+  const skn_dtype *t = skn_api_dtype(me, dt);
+  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)dt);
+  if (count < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
+  /* The outgoing data is packed now: from here on buf is the receive buffer. */
+  size_t bytes = (size_t)count * t->size;
+  if (bytes > INT_MAX) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "%zu bytes is more than one send carries", bytes);
+  void *packed = malloc(bytes ? bytes : 1);
+  if (!packed) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", bytes);
+  skn_dt_pack(packed, buf, t, bytes);
+  return isendrecv_start(me, fn, packed, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag, comm, req,
+                         packed);
+}
+SKN_WEAK_ALIAS(Isendrecv_replace);
 
 /* ------------------------------------------------------------------ persistent */
 

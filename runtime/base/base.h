@@ -44,6 +44,13 @@ static inline void skn_cpu_relax(void) {
 #endif
 }
 
+/* A statistic its owner updates (MPI_T counters): a relaxed load and store, no locked
+ * instruction on the hot path. When two threads of one rank update it at the same
+ * moment, one increment may be lost; readers never see a torn value. */
+static inline void skn_stat_add(_Atomic(uint64_t) *c, uint64_t v) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
+}
+
 /* Test-and-test-and-set lock for short critical sections that never block or switch.
  * After a few hundred spins it yields the kernel thread: a holder may be a preempted
  * pthread of an oversubscribed hybrid program. */

@@ -40,6 +40,7 @@ enum {
   SKN_SIG_I1, SKN_SIG_I2, SKN_SIG_I4, SKN_SIG_I8,
   SKN_SIG_F4, SKN_SIG_F8, SKN_SIG_LD,   /* float, double, long double */
   SKN_SIG_C8, SKN_SIG_C16, SKN_SIG_LDC, /* float, double, long double _Complex */
+  SKN_SIG_I16, SKN_SIG_F16, SKN_SIG_C32, /* __int128, __float128 (IEEE binary128) and its complex */
   SKN_SIG_NCODES
 };
 
@@ -286,10 +287,14 @@ typedef struct skn_probe_waiter {
  * receiver keeps MPI's non-overtaking order. */
 typedef struct skn_mq {
   skn_spinlock lock;
+  uint32_t unexp_len;  /* envelopes in unexp */
   skn_req *posted, *posted_tail;
   skn_req *unexp, *unexp_tail;
   skn_probe_waiter *probers;
   size_t buffered; /* bytes held by unexpected envelopes that completed early */
+  uint64_t arrived;    /* messages that reached this rank (MPI_T, api/mpit.c) */
+  /* second line: touched on the unexpected path only */
+  uint32_t unexp_peak; /* high-water mark of unexp_len */
 } __attribute__((aligned(SKN_CACHELINE))) skn_mq;
 
 /* ================================================================ communicators */
@@ -454,6 +459,8 @@ typedef struct skn_rank {
   /* error classes and codes added by MPI_Add_error_class/code (api/errors.c), NULL: none */
   struct skn_user_errors *uerr;
   int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface is each rank's own */
+  /* what this rank's sends moved, for MPI_T's performance variables */
+  _Atomic(uint64_t) sent_msgs, sent_bytes;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;

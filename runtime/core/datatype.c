@@ -25,6 +25,7 @@ typedef struct { double v; int i; } double_int;
 typedef struct { long v; int i; } long_int;
 typedef struct { short v; int i; } short_int;
 typedef struct { long double v; int i; } long_double_int;
+typedef _Complex float __attribute__((mode(TC))) skn_complex128;
 
 static const skn_block one_block[] = {{0, 0}}; /* len unused: contig types */
 static const skn_block b_double_int[] = {{0, offsetof(double_int, i) + sizeof(int)}};
@@ -36,6 +37,7 @@ static const uint32_t code_size[SKN_SIG_NCODES] = {
     [SKN_SIG_BYTE] = 1, [SKN_SIG_I1] = 1, [SKN_SIG_I2] = 2, [SKN_SIG_I4] = 4, [SKN_SIG_I8] = 8,
     [SKN_SIG_F4] = 4, [SKN_SIG_F8] = 8, [SKN_SIG_LD] = sizeof(long double),
     [SKN_SIG_C8] = 8, [SKN_SIG_C16] = 16, [SKN_SIG_LDC] = 2 * sizeof(long double),
+    [SKN_SIG_I16] = 16, [SKN_SIG_F16] = 16, [SKN_SIG_C32] = 32,
 };
 
 /* One element of each class. */
@@ -46,6 +48,8 @@ static const skn_sigrun sig_one[SKN_SIG_NCODES] = {
     [SKN_SIG_F8] = {1, SKN_SIG_F8, 8},     [SKN_SIG_LD] = {1, SKN_SIG_LD, sizeof(long double)},
     [SKN_SIG_C8] = {1, SKN_SIG_C8, 8},     [SKN_SIG_C16] = {1, SKN_SIG_C16, 16},
     [SKN_SIG_LDC] = {1, SKN_SIG_LDC, 2 * sizeof(long double)},
+    [SKN_SIG_I16] = {1, SKN_SIG_I16, 16}, [SKN_SIG_F16] = {1, SKN_SIG_F16, 16},
+    [SKN_SIG_C32] = {1, SKN_SIG_C32, 32},
 };
 static const skn_sigrun sig_float_int[] = {{1, SKN_SIG_F4, 4}, {1, SKN_SIG_I4, 4}};
 static const skn_sigrun sig_double_int[] = {{1, SKN_SIG_F8, 8}, {1, SKN_SIG_I4, 4}};
@@ -141,6 +145,10 @@ const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT] = {
     [57] = INT("MPI_INTEGER8", int64_t),
     [58] = BASIC("MPI_REAL4", float, SKN_SIG_F4),
     [59] = BASIC("MPI_REAL8", double, SKN_SIG_F8),
+    /* optional types (MPI-3.1 3.2.2, 17.2.5): gfortran's REAL(16) is IEEE binary128, as __float128 */
+    [60] = BASIC("MPI_REAL16", __float128, SKN_SIG_F16),
+    [61] = BASIC("MPI_COMPLEX32", skn_complex128, SKN_SIG_C32),
+    [62] = BASIC("MPI_INTEGER16", __int128, SKN_SIG_I16),
 };
 
 _Static_assert(sizeof(float _Complex) == 8 && sizeof(double _Complex) == 16, "complex sizes");
@@ -1274,6 +1282,17 @@ static void swap_units(unsigned char *p, size_t n, unsigned unit) {
       memcpy(p, &v, 8);
     }
     break;
+  case 16:
+    for (size_t i = 0; i < n; i++, p += 16) {
+      uint64_t lo, hi;
+      memcpy(&lo, p, 8);
+      memcpy(&hi, p + 8, 8);
+      lo = __builtin_bswap64(lo);
+      hi = __builtin_bswap64(hi);
+      memcpy(p, &hi, 8);
+      memcpy(p + 8, &lo, 8);
+    }
+    break;
   default:
     break;
   }
@@ -1289,6 +1308,9 @@ static void convert(unsigned char *p, uint32_t code, size_t n, bool to_external)
   case SKN_SIG_F8: swap_units(p, n, 8); break;
   case SKN_SIG_C8: swap_units(p, 2 * n, 4); break; /* real and imaginary parts */
   case SKN_SIG_C16: swap_units(p, 2 * n, 8); break;
+  case SKN_SIG_I16:
+  case SKN_SIG_F16: swap_units(p, n, 16); break;
+  case SKN_SIG_C32: swap_units(p, 2 * n, 16); break;
   case SKN_SIG_LD:
   case SKN_SIG_LDC:
     for (size_t i = 0; i < (code == SKN_SIG_LDC ? 2 * n : n); i++, p += 16)

@@ -159,7 +159,11 @@ typedef struct skn_transport {
   int (*flush)(skn_rank *me, skn_rank *target);
 } skn_transport;
 
-static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) { m->peer->tp->send(me, m, r); }
+static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
+  skn_stat_add(&me->sent_msgs, 1);
+  skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
+  m->peer->tp->send(me, m, r);
+}
 
 /* The one-copy transport within a process (core/local.c). */
 SKN_INTERNAL extern const skn_transport skn_local_transport;

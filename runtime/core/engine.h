@@ -56,6 +56,7 @@ static inline skn_req *take_posted(skn_mq *mq, int ctx, int src, int tag) {
 
 static inline void unqueue_unexpected(skn_mq *mq, skn_req *prev, skn_req *e) {
   list_remove(&mq->unexp, &mq->unexp_tail, prev, e);
+  mq->unexp_len--;
   e->queued = false;
   if (envelope_buffered(e)) mq->buffered -= envelope_charge(e);
 }
@@ -76,11 +77,13 @@ static inline skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag, 
   skn_mq *mq = &dst->mq;
   skn_spin_lock(&mq->lock);
   skn_req *r = take_posted(mq, ctx, src, tag);
+  mq->arrived++;
   if (!r) {
     skn_req *env = make(arg, mq->buffered);
     env->queued = true;
     if (envelope_buffered(env)) mq->buffered += envelope_charge(env);
     list_append(&mq->unexp, &mq->unexp_tail, env);
+    if (++mq->unexp_len > mq->unexp_peak) mq->unexp_peak = mq->unexp_len;
     if (mq->probers) skn_dev_wake_probers(mq);
   }
   skn_spin_unlock(&mq->lock);

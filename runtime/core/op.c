@@ -13,6 +13,7 @@ typedef struct { long v; int i; } long_int;
 typedef struct { int v; int i; } int_int;
 typedef struct { short v; int i; } short_int;
 typedef struct { long double v; int i; } long_double_int;
+typedef _Complex float __attribute__((mode(TC))) complex128;
 
 enum { K_INT, K_FLOAT, K_COMPLEX, K_BOOL, K_BYTE, K_PAIR, K_NONE };
 
@@ -21,11 +22,11 @@ static int type_class(int t) {
   switch (t) {
     case 1: case 2: case 3: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12: case 13:
     case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25: case 26: case 27: case 28:
-    case 45: case 54: case 55: case 56: case 57:
+    case 45: case 54: case 55: case 56: case 57: case 62:
       return K_INT;
-    case 14: case 15: case 16: case 46: case 47: case 58: case 59:
+    case 14: case 15: case 16: case 46: case 47: case 58: case 59: case 60:
       return K_FLOAT;
-    case 29: case 30: case 31: case 32: case 41: case 42: case 43: case 49: case 50:
+    case 29: case 30: case 31: case 32: case 41: case 42: case 43: case 49: case 50: case 61:
       return K_COMPLEX;
     case 17: case 40: case 48:
       return K_BOOL;
@@ -128,6 +129,9 @@ void skn_op_apply(int op, int t, const void *in, void *inout, size_t n) {
     case 14: case 46: case 58: FLT(float);
     case 15: case 47: case 59: FLT(double);
     case 16: FLT(long double);
+    case 60: FLT(__float128);
+    case 61: CPX(complex128);
+    case 62: INT(__int128);
     case 17: case 40: LOGIC(_Bool);
     case 48: INT(int); /* Fortran LOGICAL as int */
     case 29: case 30: case 41: case 49: CPX(float _Complex);
