@@ -40,6 +40,8 @@ KINDS = {
     'STRING': 'char', 'ATTRVAL': 'void', 'EXTRA_STATE': 'void', 'ARGV': 'char',
     'FUNCTION': None, 'CTYPE': None,
 }
+# Fortran bindings (issue 15): a variadic tail (C `...`, MPI_Pcontrol)
+KINDS.update({'VARARGS': None})
 HANDLE_KINDS = {'COMM', 'DATATYPE', 'OP', 'GROUP', 'INFO', 'REQUEST', 'ERRHANDLER', 'MESSAGE', 'WIN', 'FILE'}
 DIRS = ('in', 'out', 'inout')
 
@@ -67,6 +69,8 @@ class Arg:
             return f'{self.function_type} *{self.name}'
         if self.kind == 'ARGV':
             return f'char ***{self.name}'
+        if self.kind == 'VARARGS':
+            return '...'
         base = KINDS[self.kind]
         if self.array:
             const = 'const ' if self.direction == 'in' and not self.noconst else ''
