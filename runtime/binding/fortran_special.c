@@ -26,9 +26,11 @@ char *skn_fstr_in(const char *s, size_t len) {
   return c;
 }
 
-char *skn_fstr_buf(size_t len) {
-  /* C writes up to its MPI_MAX_... bound whatever the Fortran length: room for the largest */
-  size_t n = len + 1 > MPI_MAX_LIBRARY_VERSION_STRING + 1 ? len + 1 : MPI_MAX_LIBRARY_VERSION_STRING + 1;
+char *skn_fstr_buf(size_t len, long max) {
+  /* C writes up to max characters (functions.txt's max=) whatever the Fortran length; a
+   * negative length argument is C's to reject */
+  size_t m = max > 0 ? (size_t)max : 0;
+  size_t n = (len > m ? len : m) + 1;
   char *c = calloc(1, n);
   if (!c) skn_fatal("Fortran binding: out of memory for a string argument");
   return c;

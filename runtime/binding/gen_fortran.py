@@ -64,6 +64,7 @@ def load_functions(functions):
                     if a.direction == 'in' and (a.array or a.kind in ('BUFFER', 'LOCATION', 'STRING')):
                         ctype = 'const ' + ctype
                 x = Arg(a.name, ctype, a.kind, a.direction, a.array)
+                x.max = a.max
                 x.multidim = bool(getattr(a, 'dims', ''))
                 x.dims_text = getattr(a, 'dims', '')
                 args.append(x)
@@ -146,16 +147,15 @@ class Plan:
         kind = (a.kind or '').upper()
         if kind == 'VARARGS':
             self.how = 'omit'  # MPI_Pcontrol's: Fortran passes the level only
-        elif kind == 'ARGV' or a.name == 'argc' or (bt == 'char' and n == 3):
+        elif kind in ('ARGC', 'ARGV'):
             self.how = 'omit'  # Fortran has no argc/argv: MPI_Init(NULL, NULL)
         elif bt == 'char' and n == 1 and not a.array:
             self.how = 'str_in' if ('const' in a.ctype or a.direction == 'in') else 'str_out'
         elif bt == 'char':
             self.how = 'unsupported'
-        elif bt == 'void' and n == 1 and a.name == 'buffer_addr':
+        elif kind == 'BUFFER_ADDR':
             self.how = 'addr_out'  # MPI_Buffer_detach: C returns the address, Fortran has nowhere to keep it
-        elif bt == 'void' and n == 1 and (kind in ('ATTRVAL', 'EXTRA_STATE') or
-                                          (not kind and a.name in ('attribute_val', 'extra_state'))):
+        elif bt == 'void' and n == 1 and kind in ('ATTRVAL', 'EXTRA_STATE'):
             self.how = 'attr'
         elif bt == 'void' and n == 1:
             self.how = 'buffer'
@@ -207,9 +207,9 @@ class Plan:
         if self.how == 'value':
             return '*' + a.name
         if self.how == 'pointer':
-            if self.bt == 'int' and 'weight' in a.name:
+            if a.kind == 'WEIGHTS':
                 return 'skn_fweights(%s)' % a.name
-            if self.bt == 'int' and a.name in ('array_of_errcodes', 'errcodes'):
+            if a.kind == 'ERRCODES':
                 return 'skn_ferrcodes(%s)' % a.name
             if getattr(a, 'multidim', False):
                 return '(void *)%s' % a.name
@@ -260,7 +260,12 @@ def glue_function(f, plans, prefix, cname):
             pro.append('void *t_%s = NULL;' % n)
             epi.append('(void)%s;' % n)
         elif p.how == 'str_out':
-            pro.append('char *c_%s = skn_fstr_buf(%s_len);' % (n, n))
+            mx = p.a.max
+            if not mx:
+                raise SystemExit('%s: STRING out %s needs max= in functions.txt' % (f.name, n))
+            if any(q.a.name == mx for q in plans):
+                mx = '*' + mx  # the length is an argument (by reference)
+            pro.append('char *c_%s = skn_fstr_buf(%s_len, (long)(%s));' % (n, n, mx))
             epi.append('skn_fstr_out(%s, %s_len, c_%s);' % (n, n, n))
     call = '%s(%s)' % (cname, ', '.join(p.carg() for p in plans if p.a.kind != 'VARARGS'))
     out = ['SKN_FEXPORT %s %s(%s) {' % ('void' if f.ret == 'int' else f.ret, fname, ', '.join(params) or 'void')]
@@ -387,7 +392,8 @@ F08_HANDLES = {'COMM': 'MPI_Comm', 'DATATYPE': 'MPI_Datatype', 'OP': 'MPI_Op', '
 F08_SCALARS = {'COUNT': 'integer', 'RANK': 'integer', 'TAG': 'integer', 'INT': 'integer', 'KEYVAL': 'integer',
                'LOGICAL': 'logical', 'AINT': 'integer(kind=MPI_ADDRESS_KIND)',
                'OFFSET': 'integer(kind=MPI_OFFSET_KIND)', 'XCOUNT': 'integer(kind=MPI_COUNT_KIND)',
-               'ATTRVAL': 'integer(kind=MPI_ADDRESS_KIND)', 'EXTRA_STATE': 'integer(kind=MPI_ADDRESS_KIND)'}
+               'ATTRVAL': 'integer(kind=MPI_ADDRESS_KIND)', 'EXTRA_STATE': 'integer(kind=MPI_ADDRESS_KIND)',
+               'WEIGHTS': 'integer', 'ERRCODES': 'integer'}
 # callbacks mpi_f08 declares (their Fortran 2008 shapes take everything by reference, or the
 # buffers as TYPE(C_PTR) values, which is C's calling convention)
 F08_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function'}
@@ -486,7 +492,7 @@ def f08_function(f, plans, prefix=''):
         n = a.name
         names.append(n)
         gnames.append(n)
-        if kind in ('BUFFER', 'LOCATION'):
+        if kind in ('BUFFER', 'LOCATION', 'BUFFER_ADDR'):
             decls.append('!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n)
             decls.append('type(*), dimension(*) :: %s' % n)
             actuals.append(n)
@@ -647,6 +653,7 @@ MPI_TYPES = {'COUNT': 'integer', 'RANK': 'integer', 'TAG': 'integer', 'INT': 'in
              'OFFSET': 'integer(kind=MPI_OFFSET_KIND)', 'XCOUNT': 'integer(kind=MPI_COUNT_KIND)',
              'ATTRVAL': 'integer(kind=MPI_ADDRESS_KIND)', 'EXTRA_STATE': 'integer(kind=MPI_ADDRESS_KIND)'}
 MPI_TYPES.update({k: 'integer' for k in F08_HANDLES})
+MPI_TYPES.update({'WEIGHTS': 'integer', 'ERRCODES': 'integer'})
 
 
 def mpi_interface(f, plans, name):
@@ -665,7 +672,7 @@ def mpi_interface(f, plans, name):
         dims = ''
         if a.array:
             dims = '(%s*)' % ''.join(d + ',' for d in re.findall(r'\[(\w+)\]', getattr(a, 'dims_text', '')))
-        if kind in ('BUFFER', 'LOCATION'):
+        if kind in ('BUFFER', 'LOCATION', 'BUFFER_ADDR'):
             decls += ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n, 'type(*), dimension(*) :: %s' % n]
         elif kind == 'STRING' and not a.array:
             decls.append('character(len=*)%s :: %s' % (intent, n))

@@ -1,8 +1,9 @@
 ! fbind_modx.f90 - `use mpi` with explicit interfaces: choice buffers of several types and
 ! ranks through one routine, MPI_SIZEOF, MPI_Type_create_f90_integer/real/complex and
 ! MPI_Type_match_size, MPI_Pcontrol, window attributes (predefined and a keyval with
-! Fortran callbacks), and an error class through ierror. fbind_argcheck.sh proves the
-! interfaces reject wrong calls.
+! Fortran callbacks), an error class through ierror, and the arguments the description's
+! kinds convert: STRING out of a max= length, MPI_Buffer_detach's address, WEIGHTS arrays
+! that may be MPI_UNWEIGHTED. fbind_argcheck.sh proves the interfaces reject wrong calls.
 module modx_cb
   implicit none
   integer, save :: deletes = 0
@@ -26,7 +27,11 @@ program fbind_modx
   logical :: flag, lv
   integer(kind=8) :: big
   integer(kind=MPI_ADDRESS_KIND) :: val, wbytes
-  integer :: wbuf(10)
+  integer :: wbuf(10), info, g, indeg, outdeg, srcs(1), dsts(1), sw(1), dw(1), bbuf(300)
+  logical :: weighted
+  character(len=MPI_MAX_ERROR_STRING) :: msg
+  character(len=20) :: sval
+  integer(kind=MPI_ADDRESS_KIND) :: baddr
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -94,6 +99,34 @@ program fbind_modx
   call MPI_Win_free(win, ierr)
   call check(deletes == 1, 'win delete callback')
   call MPI_Win_free_keyval(key, ierr)
+
+  ! strings of the description's max= lengths
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'color', 'ultramarine', ierr)
+  call MPI_Info_get(info, 'color', 5, sval, flag, ierr)
+  call check(flag .and. sval == 'ultra', 'info_get valuelen')
+  call MPI_Info_free(info, ierr)
+  call MPI_Error_string(MPI_ERR_RANK, msg, sz, ierr)
+  call check(sz > 0 .and. len_trim(msg) == sz, 'error_string')
+  ! MPI_Buffer_detach returns the size (its address has nowhere to go in Fortran)
+  call MPI_Buffer_attach(bbuf, 1200, ierr)
+  call MPI_Buffer_detach(baddr, sz, ierr)
+  call check(ierr == MPI_SUCCESS .and. sz == 1200, 'buffer_detach')
+  ! weights: MPI_UNWEIGHTED in and out, then real weights
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [rank], MPI_UNWEIGHTED, 1, [rank], MPI_UNWEIGHTED, &
+                                      MPI_INFO_NULL, .false., g, ierr)
+  call MPI_Dist_graph_neighbors_count(g, indeg, outdeg, weighted, ierr)
+  call check(indeg == 1 .and. outdeg == 1 .and. .not. weighted, 'unweighted graph')
+  call MPI_Dist_graph_neighbors(g, 1, srcs, MPI_UNWEIGHTED, 1, dsts, MPI_UNWEIGHTED, ierr)
+  call check(ierr == MPI_SUCCESS .and. srcs(1) == rank .and. dsts(1) == rank, 'unweighted neighbors')
+  call MPI_Comm_free(g, ierr)
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [rank], [5], 1, [rank], [7], &
+                                      MPI_INFO_NULL, .false., g, ierr)
+  call MPI_Dist_graph_neighbors_count(g, indeg, outdeg, weighted, ierr)
+  call check(weighted, 'weighted graph')
+  call MPI_Dist_graph_neighbors(g, 1, srcs, sw, 1, dsts, dw, ierr)
+  call check(sw(1) == 5 .and. dw(1) == 7, 'weights')
+  call MPI_Comm_free(g, ierr)
 
   call MPI_Finalize(ierr)
   if (rank == 0) print '(A)', 'PASS fbind_modx'
