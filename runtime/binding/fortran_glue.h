@@ -41,8 +41,9 @@ static inline int *skn_fweights(int *w) {
 static inline void *skn_fattr(void *p) { return (void *)*(MPI_Aint *)p; }
 
 /* CHARACTER arguments: a C copy without the trailing blanks (free it), a C buffer for an
- * output of len characters, and its copy back, blank-padded (frees the buffer). */
+ * output of len characters into which C writes up to max, and its copy back, blank-padded
+ * (frees the buffer). */
 char *skn_fstr_in(const char *s, size_t len) __attribute__((visibility("hidden")));
-char *skn_fstr_buf(size_t len) __attribute__((visibility("hidden")));
+char *skn_fstr_buf(size_t len, long max) __attribute__((visibility("hidden")));
 void skn_fstr_out(char *dst, size_t len, char *buf) __attribute__((visibility("hidden")));
 #endif

@@ -26,9 +26,11 @@ char *skn_fstr_in(const char *s, size_t len) {
   return c;
 }
 
-char *skn_fstr_buf(size_t len) {
-  /* C writes up to its MPI_MAX_... bound whatever the Fortran length: room for the largest */
-  size_t n = len + 1 > MPI_MAX_LIBRARY_VERSION_STRING + 1 ? len + 1 : MPI_MAX_LIBRARY_VERSION_STRING + 1;
+char *skn_fstr_buf(size_t len, long max) {
+  /* C writes up to max characters (functions.txt's max=) whatever the Fortran length; a
+   * negative length argument is C's to reject */
+  size_t m = max > 0 ? (size_t)max : 0;
+  size_t n = (len > m ? len : m) + 1;
   char *c = calloc(1, n);
   if (!c) skn_fatal("Fortran binding: out of memory for a string argument");
   return c;
@@ -47,6 +49,14 @@ static int is_predefined_key(int keyval) { return keyval >= MPI_TAG_UB && keyval
 /* C's predefined attributes point at ints; Fortran receives the value itself */
 static MPI_Aint attr_out(int keyval, void *v) { return is_predefined_key(keyval) ? (MPI_Aint) * (int *)v : (MPI_Aint)v; }
 
+/* the window's: MPI_WIN_BASE is the base itself, MPI_WIN_SIZE points to an MPI_Aint, the
+ * others to ints */
+static MPI_Aint win_attr_out(int keyval, void *v) {
+  if (keyval == MPI_WIN_SIZE) return *(MPI_Aint *)v;
+  if (keyval > MPI_WIN_SIZE && keyval <= MPI_WIN_MODEL) return *(int *)v;
+  return (MPI_Aint)v;
+}
+
 #define GET_ATTR(fname, cfn, obj_t)                                                                        \
   SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierr) { \
     void *v = NULL;                                                                                        \
@@ -59,6 +69,10 @@ GET_ATTR(mpi_comm_get_attr_, MPI_Comm_get_attr, MPI_Comm)
 GET_ATTR(pmpi_comm_get_attr_, PMPI_Comm_get_attr, MPI_Comm)
 GET_ATTR(mpi_type_get_attr_, MPI_Type_get_attr, MPI_Datatype)
 GET_ATTR(pmpi_type_get_attr_, PMPI_Type_get_attr, MPI_Datatype)
+#define attr_out win_attr_out
+GET_ATTR(mpi_win_get_attr_, MPI_Win_get_attr, MPI_Win)
+GET_ATTR(pmpi_win_get_attr_, PMPI_Win_get_attr, MPI_Win)
+#undef attr_out
 
 #define SET_ATTR(fname, cfn, obj_t)                                                                 \
   SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierr) { \
@@ -68,6 +82,8 @@ SET_ATTR(mpi_comm_set_attr_, MPI_Comm_set_attr, MPI_Comm)
 SET_ATTR(pmpi_comm_set_attr_, PMPI_Comm_set_attr, MPI_Comm)
 SET_ATTR(mpi_type_set_attr_, MPI_Type_set_attr, MPI_Datatype)
 SET_ATTR(pmpi_type_set_attr_, PMPI_Type_set_attr, MPI_Datatype)
+SET_ATTR(mpi_win_set_attr_, MPI_Win_set_attr, MPI_Win)
+SET_ATTR(pmpi_win_set_attr_, PMPI_Win_set_attr, MPI_Win)
 
 /* MPI-1: INTEGER attribute values */
 #define ATTR_GET1(fname, cfn)                                                                                 \
@@ -144,17 +160,22 @@ SKN_FEXPORT void mpi_type_null_delete_fn_(void) {}
 SKN_FEXPORT void mpi_null_copy_fn_(void) {}
 SKN_FEXPORT void mpi_dup_fn_(void) {}
 SKN_FEXPORT void mpi_null_delete_fn_(void) {}
+SKN_FEXPORT void mpi_win_null_copy_fn_(void) {}
+SKN_FEXPORT void mpi_win_dup_fn_(void) {}
+SKN_FEXPORT void mpi_win_null_delete_fn_(void) {}
 
 static MPI_Comm_copy_attr_function *pick_copy(void *f) {
-  if (f == (void *)mpi_comm_null_copy_fn_ || f == (void *)mpi_type_null_copy_fn_ || f == (void *)mpi_null_copy_fn_)
+  if (f == (void *)mpi_comm_null_copy_fn_ || f == (void *)mpi_type_null_copy_fn_ || f == (void *)mpi_null_copy_fn_ ||
+      f == (void *)mpi_win_null_copy_fn_)
     return MPI_COMM_NULL_COPY_FN;
-  if (f == (void *)mpi_comm_dup_fn_ || f == (void *)mpi_type_dup_fn_ || f == (void *)mpi_dup_fn_)
+  if (f == (void *)mpi_comm_dup_fn_ || f == (void *)mpi_type_dup_fn_ || f == (void *)mpi_dup_fn_ ||
+      f == (void *)mpi_win_dup_fn_)
     return MPI_COMM_DUP_FN;
   return NULL;
 }
 static MPI_Comm_delete_attr_function *pick_delete(void *f) {
   if (f == (void *)mpi_comm_null_delete_fn_ || f == (void *)mpi_type_null_delete_fn_ ||
-      f == (void *)mpi_null_delete_fn_)
+      f == (void *)mpi_null_delete_fn_ || f == (void *)mpi_win_null_delete_fn_)
     return MPI_COMM_NULL_DELETE_FN;
   return NULL;
 }
@@ -171,7 +192,10 @@ static int create_keyval(int type, void *copy, void *del, int *keyval, MPI_Aint 
     if (!d) d = tramp_delete;
   }
   void *state = k ? (void *)k : (void *)extra;
-  /* the datatype callbacks have the same shapes with a datatype handle (an int too) */
+  /* the datatype and window callbacks have the same shapes with their handle (an int too) */
+  if (type == 2)
+    return (prof ? PMPI_Win_create_keyval : MPI_Win_create_keyval)((MPI_Win_copy_attr_function *)c,
+                                                                    (MPI_Win_delete_attr_function *)d, keyval, state);
   if (type)
     return (prof ? PMPI_Type_create_keyval : MPI_Type_create_keyval)((MPI_Type_copy_attr_function *)c,
                                                                       (MPI_Type_delete_attr_function *)d, keyval, state);
@@ -187,9 +211,15 @@ CREATE_KEYVAL(mpi_comm_create_keyval_, 0, 0)
 CREATE_KEYVAL(pmpi_comm_create_keyval_, 0, 1)
 CREATE_KEYVAL(mpi_type_create_keyval_, 1, 0)
 CREATE_KEYVAL(pmpi_type_create_keyval_, 1, 1)
+CREATE_KEYVAL(mpi_win_create_keyval_, 2, 0)
+CREATE_KEYVAL(pmpi_win_create_keyval_, 2, 1)
 SKN_FEXPORT void mpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, const MPI_Fint *extra, MPI_Fint *ierr) {
   *ierr = create_keyval(0, copy, del, keyval, *extra, 1, 0);
 }
 SKN_FEXPORT void pmpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, const MPI_Fint *extra, MPI_Fint *ierr) {
   *ierr = create_keyval(0, copy, del, keyval, *extra, 1, 1);
 }
+
+/* ---- MPI_PCONTROL(LEVEL): no IERROR in Fortran (MPI-3.1 14.2.4) */
+SKN_FEXPORT void mpi_pcontrol_(const MPI_Fint *level) { MPI_Pcontrol(*level); }
+SKN_FEXPORT void pmpi_pcontrol_(const MPI_Fint *level) { PMPI_Pcontrol(*level); }

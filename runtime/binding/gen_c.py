@@ -38,6 +38,7 @@ HANDLE_CHECKS = {
 }
 # Pointers the standard lets the caller pass as sentinels rather than real storage.
 NOT_NULL_CHECKED = {'STATUS', 'BUFFER', 'LOCATION', 'ATTRVAL', 'EXTRA_STATE', 'ARGV'}
+NOT_NULL_CHECKED |= {'ARGC', 'BUFFER_ADDR'}  # Fortran bindings (issue 15)
 
 
 def entry(f):

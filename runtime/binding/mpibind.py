@@ -5,7 +5,7 @@ Fortran bindings. The format, one function per block:
 
     # a comment, or a section title ("# point-to-point") that groups what follows
     MPI_Name [-> rettype] [entry=FILE] [removed]
-        argname  KIND  DIR  [array[:DIMS]] [len=ARG] [noconst] [err=CLASS] [nocheck] [ctype="C type"]
+        argname  KIND  DIR  [array[:DIMS]] [len=ARG] [noconst] [err=CLASS] [nocheck] [max=N] [ctype="C type"]
 
 KIND says what the argument is (the C type follows from it, see KINDS; a FUNCTION kind
 names its callback type, FUNCTION:MPI_User_function). DIR is in, out or inout: an out or
@@ -40,6 +40,12 @@ KINDS = {
     'STRING': 'char', 'ATTRVAL': 'void', 'EXTRA_STATE': 'void', 'ARGV': 'char',
     'FUNCTION': None, 'CTYPE': None,
 }
+# Fortran bindings (issue 15): a variadic tail (C `...`, MPI_Pcontrol); MPI_Init's argc
+# (Fortran has none); an address returned through a void * (MPI_Buffer_detach); int arrays
+# that may be the sentinels MPI_UNWEIGHTED/MPI_WEIGHTS_EMPTY or MPI_ERRCODES_IGNORE. A STRING
+# out takes `max=` (a constant such as MPI_MAX_OBJECT_NAME, or the argument holding the
+# length): the most characters C writes, without the terminating NUL.
+KINDS.update({'VARARGS': None, 'ARGC': 'int', 'BUFFER_ADDR': 'void', 'WEIGHTS': 'int', 'ERRCODES': 'int'})
 HANDLE_KINDS = {'COMM', 'DATATYPE', 'OP', 'GROUP', 'INFO', 'REQUEST', 'ERRHANDLER', 'MESSAGE', 'WIN', 'FILE'}
 DIRS = ('in', 'out', 'inout')
 
@@ -57,6 +63,7 @@ class Arg:
     length: str = ''             # len=: the argument giving an array's length
     err: str = ''                # err=: the error class of a bad value, when not the kind's
     nocheck: bool = False
+    max: str = ''                # max=: the longest string a STRING out receives
 
     @property
     def ctype(self) -> str:
@@ -67,6 +74,10 @@ class Arg:
             return f'{self.function_type} *{self.name}'
         if self.kind == 'ARGV':
             return f'char ***{self.name}'
+        if self.kind == 'VARARGS':
+            return '...'
+        if self.kind == 'BUFFER_ADDR':
+            return f'void *{self.name}'  # C's void * that receives a void *
         base = KINDS[self.kind]
         if self.array:
             const = 'const ' if self.direction == 'in' and not self.noconst else ''
@@ -146,6 +157,8 @@ def load(path) -> List[Function]:
                     arg.nocheck = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
+                elif opt.startswith('max='):
+                    arg.max = opt[4:]
                 elif opt.startswith('err='):
                     arg.err = opt[4:]
                 elif opt.startswith('ctype='):

@@ -41,5 +41,21 @@ out=$(cd "$work" && "$fc" -c lm.f90 -o lm.o && "$fc" -fprivatize lp.f90 lm.o -o 
   { echo "FAIL mixed privatized/unprivatized units linked: $out"; bad=1; }
 out=$(cd "$work" && "$fc" -fprivatize -c lm.f90 -o lm.o && "$fc" -fprivatize lp.f90 lm.o -o lp 2>&1)
 [ $? -eq 0 ] || { echo "FAIL privatized units do not link: $out"; bad=1; }
+# a COMMON block in an object compiled without -fprivatize, linked with one that keeps it
+# per rank (plain .comm, and BLOCK DATA in .data): mpifort refuses the link, naming both
+printf 'subroutine bump()\n  integer :: n\n  common /cnt/ n\n  n = n + 1\nend subroutine\n' > "$work/cb.f90"
+printf 'block data cinit\n  integer :: n\n  common /cnt/ n\n  data n /5/\nend block data\n' > "$work/cd.f90"
+printf 'program cp\n  integer :: n\n  common /cnt/ n\n  call bump()\n  print *, n\nend program\n' > "$work/cp.f90"
+out=$(cd "$work" && "$fc" -fprivatize -c cp.f90 -o cp.o && "$fc" -c cb.f90 -o cb.o && "$fc" -c cd.f90 -o cd.o &&
+      "$fc" -fprivatize -c cd.f90 -o cdp.o && "$fc" -fprivatize cp.o cb.o cdp.o -o cpx 2>&1)
+[ $? -ne 0 ] && printf '%s\n' "$out" | grep -q "COMMON block /cnt/ is per rank in cp.o but cb.o was compiled without -fprivatize" ||
+  { echo "FAIL unprivatized COMMON (.comm) linked: $out"; bad=1; }
+out=$(cd "$work" && "$fc" -fprivatize -c cb.f90 -o cb.o && ar rcs libcd.a cd.o && "$fc" -fprivatize cp.o cb.o libcd.a -o cpx 2>&1)
+[ $? -ne 0 ] && printf '%s\n' "$out" | grep -q "COMMON block /cnt/ is per rank in cp.o but libcd.a(cd.o) was compiled without" ||
+  { echo "FAIL unprivatized BLOCK DATA in an archive linked: $out"; bad=1; }
+out=$(cd "$work" && "$fc" -fprivatize cp.o cb.o cdp.o -o cpx 2>&1)
+[ $? -eq 0 ] || { echo "FAIL privatized COMMON units do not link: $out"; bad=1; }
+out=$(cd "$work" && "$fc" -c cp.f90 -o cp.o && "$fc" -c cb.f90 -o cb.o && "$fc" cp.o cb.o cd.o -o cpx 2>&1)
+[ $? -eq 0 ] || { echo "FAIL unprivatized COMMON units do not link: $out"; bad=1; }
 [ $bad -eq 0 ] && echo "PASS fortran privatizer diagnostics"
 exit $bad
