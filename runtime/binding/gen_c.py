@@ -48,6 +48,9 @@ HANDLE_CHECKS.update({
     'INFO': ('skn_api_info(me, {a})', 'skn_info *', '_i', 'MPI_ERR_INFO', 'info object'),
     'ERRHANDLER': ('skn_api_errhandler(me, {a})', 'skn_errhandler *', '_e', 'MPI_ERR_ARG', 'error handler'),
     'WIN': ('skn_api_win(me, {a})', 'skn_win_view *', '_v', 'MPI_ERR_WIN', 'window'),
+    # api/file.c's own lookup; skn_api_error reports on a file handle through its handler
+    # (an invalid one through MPI_FILE_NULL's, as the standard asks)
+    'FILE': ('skn_api_file(me, {a})', 'skn_file *', '_f', 'MPI_ERR_FILE', 'open file'),
 })
 UNCOMMITTED_DTYPE = 'skn_api_dtype_any(me, {a})'
 NULL_HANDLE = {'INFO': 'MPI_INFO_NULL', 'ERRHANDLER': 'MPI_ERRHANDLER_NULL', 'WIN': 'MPI_WIN_NULL',
@@ -59,8 +62,8 @@ def error_call(f):
     win = next((a.name for a in f.args if a.kind == 'WIN' and a.direction == 'in' and not a.array), None)
     if win:
         return f'skn_api_win_error(me, {win}, {{cls}}, fn, {{rest}})'
-    comm = next((a.name for a in f.args if a.kind == 'COMM' and a.direction == 'in' and not a.array), None)
-    return f'skn_api_error(me, {comm or "MPI_COMM_WORLD"}, {{cls}}, fn, {{rest}})'
+    obj = next((a.name for a in f.args if a.kind in ('FILE', 'COMM') and a.direction == 'in' and not a.array), None)
+    return f'skn_api_error(me, {obj or "MPI_COMM_WORLD"}, {{cls}}, fn, {{rest}})'
 # ---- end of issue 13 (gen13) block
 
 
@@ -90,8 +93,10 @@ def entry(f):
             obj = a.name + suffix
             body.append(f'{ctype}{obj} = {lookup.format(a=a.name)};')
             bad = f'!{obj}' if not a.null else f'!{obj} && {a.name} != {NULL_HANDLE[a.kind]}'
-            body.append(f'if (SKN_UNLIKELY({bad})) ' +
-                        fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}'))
+            msg = fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}')
+            if a.kind == 'FILE':  # a bad file handle is reported through MPI_FILE_NULL's handler
+                msg = f'return skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%#x is not a valid {what}", (unsigned){a.name});'
+            body.append(f'if (SKN_UNLIKELY({bad})) ' + msg)
             call.append(obj)
         elif a.kind in HANDLE_CHECKS and a.direction == 'in':
             if not a.length:
