@@ -104,10 +104,12 @@ static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int kind, i
                        kind_names[kind], is_predefined(keyval) ? " for this call (predefined)" : "");
 }
 
-static int keyval_create(const char *fn, int kind, MPI_Comm_copy_attr_function *copy_fn,
+/* The entry points generated from runtime/binding/functions.txt (entries_attr.h, included
+ * at the end) find the rank and check handles and pointers before calling the impl_
+ * functions below; keyvals are checked here, against the object's kind. */
+
+static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_attr_function *copy_fn,
                          MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
-  skn_rank *me = skn_api_self(fn);
-  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval=NULL");
   skn_keyval *k = malloc(sizeof *k);
   if (!k) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
@@ -124,9 +126,7 @@ static int keyval_create(const char *fn, int kind, MPI_Comm_copy_attr_function *
   return MPI_SUCCESS;
 }
 
-static int keyval_free(const char *fn, int kind, int *keyval) {
-  skn_rank *me = skn_api_self(fn);
-  if (!keyval) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval=NULL");
+static int keyval_free(skn_rank *me, const char *fn, int kind, int *keyval) {
   skn_rank_lock(me);
   skn_keyval *k = kv_get(me, *keyval);
   bool ok = k && k->kind == kind;
@@ -140,23 +140,23 @@ static int keyval_free(const char *fn, int kind, int *keyval) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
-                            int *keyval, void *extra_state) {
-  return keyval_create("MPI_Comm_create_keyval", SKN_KEYVAL_COMM, copy_fn, delete_fn, keyval, extra_state);
+static int impl_Comm_create_keyval(skn_rank *me, const char *fn, MPI_Comm_copy_attr_function *copy_fn,
+                                   MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
+  return keyval_create(me, fn, SKN_KEYVAL_COMM, copy_fn, delete_fn, keyval, extra_state);
 }
-SKN_WEAK_ALIAS(Comm_create_keyval);
 
-int PMPI_Comm_free_keyval(int *keyval) { return keyval_free("MPI_Comm_free_keyval", SKN_KEYVAL_COMM, keyval); }
-SKN_WEAK_ALIAS(Comm_free_keyval);
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn,
-                            int *keyval, void *extra_state) {
-  return keyval_create("MPI_Type_create_keyval", SKN_KEYVAL_TYPE, copy_fn, delete_fn, keyval, extra_state);
+static int impl_Comm_free_keyval(skn_rank *me, const char *fn, int *keyval) {
+  return keyval_free(me, fn, SKN_KEYVAL_COMM, keyval);
 }
-SKN_WEAK_ALIAS(Type_create_keyval);
 
-int PMPI_Type_free_keyval(int *keyval) { return keyval_free("MPI_Type_free_keyval", SKN_KEYVAL_TYPE, keyval); }
-SKN_WEAK_ALIAS(Type_free_keyval);
+static int impl_Type_create_keyval(skn_rank *me, const char *fn, MPI_Type_copy_attr_function *copy_fn,
+                                   MPI_Type_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
+  return keyval_create(me, fn, SKN_KEYVAL_TYPE, copy_fn, delete_fn, keyval, extra_state);
+}
+
+static int impl_Type_free_keyval(skn_rank *me, const char *fn, int *keyval) {
+  return keyval_free(me, fn, SKN_KEYVAL_TYPE, keyval);
+}
 
 /* ------------------------------------------------------------------ attribute lists
  * The object an attribute call names: its kind, handle, the rank's attribute list for it
@@ -323,30 +323,19 @@ int skn_attr_delete_all(skn_rank *me, int handle, skn_attr **list) {
 
 /* ------------------------------------------------------------------ communicator attributes */
 
-static int comm_obj(skn_rank *me, const char *fn, MPI_Comm comm, attr_obj *o) {
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
-  *o = (attr_obj){SKN_KEYVAL_COMM, comm, &v->attrs, comm};
-  return MPI_SUCCESS;
+static attr_obj comm_obj(MPI_Comm comm, skn_comm_view *v) { return (attr_obj){SKN_KEYVAL_COMM, comm, &v->attrs, comm}; }
+
+static int impl_Comm_set_attr(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval,
+                              void *attribute_val) {
+  attr_obj o = comm_obj(comm, v);
+  return attr_set(me, fn, &o, keyval, attribute_val);
 }
 
-int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val) {
-  static const char fn[] = "MPI_Comm_set_attr";
-  skn_rank *me = skn_api_self(fn);
-  attr_obj o;
-  int rc = comm_obj(me, fn, comm, &o);
-  return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
-}
-SKN_WEAK_ALIAS(Comm_set_attr);
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-  static const char fn[] = "MPI_Comm_get_attr";
-  skn_rank *me = skn_api_self(fn);
-  attr_obj o;
-  int rc = comm_obj(me, fn, comm, &o);
-  if (rc != MPI_SUCCESS) return rc;
+static int impl_Comm_get_attr(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval,
+                              void *attribute_val, int *flag) {
+  attr_obj o = comm_obj(comm, v);
   if (is_predefined(keyval)) {
-    if (!attribute_val || !flag) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
+    if (!attribute_val) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "attribute_val=NULL");
     void *p = keyval == MPI_LASTUSEDCODE ? (void *)(uintptr_t)skn_api_lastusedcode(me) : predefined_value(keyval);
     *flag = p != NULL;
     if (p) *(void **)attribute_val = p;
@@ -354,16 +343,11 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
   }
   return attr_get(me, fn, &o, keyval, attribute_val, flag);
 }
-SKN_WEAK_ALIAS(Comm_get_attr);
 
-int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
-  static const char fn[] = "MPI_Comm_delete_attr";
-  skn_rank *me = skn_api_self(fn);
-  attr_obj o;
-  int rc = comm_obj(me, fn, comm, &o);
-  return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
+static int impl_Comm_delete_attr(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval) {
+  attr_obj o = comm_obj(comm, v);
+  return attr_delete(me, fn, &o, keyval);
 }
-SKN_WEAK_ALIAS(Comm_delete_attr);
 
 /* ------------------------------------------------------------------ datatype names and attributes */
 
@@ -385,9 +369,8 @@ static skn_type_meta *type_meta(skn_rank *me, MPI_Datatype t, bool create) {
   return me->tmeta[idx];
 }
 
+/* t: a valid datatype (the entry point checked it). */
 static int type_obj(skn_rank *me, const char *fn, MPI_Datatype t, bool create, attr_obj *o) {
-  if (!skn_api_dtype_any(me, t))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, create);
   skn_rank_unlock(me);
@@ -396,55 +379,39 @@ static int type_obj(skn_rank *me, const char *fn, MPI_Datatype t, bool create, a
   return MPI_SUCCESS;
 }
 
-int PMPI_Type_set_attr(MPI_Datatype t, int keyval, void *attribute_val) {
-  static const char fn[] = "MPI_Type_set_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_set_attr(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, int keyval,
+                              void *attribute_val) {
   attr_obj o;
   int rc = type_obj(me, fn, t, true, &o);
   return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
 }
-SKN_WEAK_ALIAS(Type_set_attr);
 
-int PMPI_Type_get_attr(MPI_Datatype t, int keyval, void *attribute_val, int *flag) {
-  static const char fn[] = "MPI_Type_get_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_get_attr(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, int keyval,
+                              void *attribute_val, int *flag) {
   attr_obj o;
   int rc = type_obj(me, fn, t, false, &o);
   return rc != MPI_SUCCESS ? rc : attr_get(me, fn, &o, keyval, attribute_val, flag);
 }
-SKN_WEAK_ALIAS(Type_get_attr);
 
-int PMPI_Type_delete_attr(MPI_Datatype t, int keyval) {
-  static const char fn[] = "MPI_Type_delete_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_delete_attr(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, int keyval) {
   attr_obj o;
   int rc = type_obj(me, fn, t, false, &o);
   return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
 }
-SKN_WEAK_ALIAS(Type_delete_attr);
 
-int PMPI_Type_set_name(MPI_Datatype t, const char *name) {
-  static const char fn[] = "MPI_Type_set_name";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_set_name(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, const char *name) {
   attr_obj o;
   int rc = type_obj(me, fn, t, true, &o);
   if (rc != MPI_SUCCESS) return rc;
-  if (!name) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "type_name=NULL");
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, false);
   snprintf(m->name, sizeof m->name, "%s", name);
   skn_rank_unlock(me);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_set_name);
 
-int PMPI_Type_get_name(MPI_Datatype t, char *name, int *resultlen) {
-  static const char fn[] = "MPI_Type_get_name";
-  skn_rank *me = skn_api_self(fn);
-  const skn_dtype *d = skn_api_dtype_any(me, t);
-  if (!d)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
-  if (!name || !resultlen) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "type_name or resultlen NULL");
+static int impl_Type_get_name(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, char *name,
+                              int *resultlen) {
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, false);
   /* a name set by this rank, else the predefined type's own, else "" */
@@ -454,7 +421,6 @@ int PMPI_Type_get_name(MPI_Datatype t, char *name, int *resultlen) {
   *resultlen = (int)strlen(name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_name);
 
 int skn_type_attrs_dup(skn_rank *me, MPI_Datatype oldtype, MPI_Datatype newtype) {
   skn_rank_lock(me);
@@ -485,21 +451,20 @@ int skn_type_attrs_free(skn_rank *me, MPI_Datatype t) {
  * Windows are never duplicated, so copy callbacks are kept but never called. Errors go
  * to the window's error handler through skn_api_win_error. */
 
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn,
-                           int *keyval, void *extra_state) {
-  return keyval_create("MPI_Win_create_keyval", SKN_KEYVAL_WIN, (MPI_Comm_copy_attr_function *)copy_fn,
+static int impl_Win_create_keyval(skn_rank *me, const char *fn, MPI_Win_copy_attr_function *copy_fn,
+                                  MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
+  return keyval_create(me, fn, SKN_KEYVAL_WIN, (MPI_Comm_copy_attr_function *)copy_fn,
                        (MPI_Comm_delete_attr_function *)delete_fn, keyval, extra_state);
 }
-SKN_WEAK_ALIAS(Win_create_keyval);
 
-int PMPI_Win_free_keyval(int *keyval) { return keyval_free("MPI_Win_free_keyval", SKN_KEYVAL_WIN, keyval); }
-SKN_WEAK_ALIAS(Win_free_keyval);
+static int impl_Win_free_keyval(skn_rank *me, const char *fn, int *keyval) {
+  return keyval_free(me, fn, SKN_KEYVAL_WIN, keyval);
+}
 
 /* attr_obj's errcomm is a communicator; window calls check the keyval first so that a
  * bad one reports on the window. */
-static int win_obj(skn_rank *me, const char *fn, MPI_Win win, int keyval, bool predefined_ok, attr_obj *o) {
-  skn_win_view *v = skn_api_win(me, win);
-  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+static int win_obj(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval, bool predefined_ok,
+                   attr_obj *o) {
   if (predefined_ok && keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL) {
     *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, MPI_COMM_WORLD};
     return MPI_SUCCESS;
@@ -513,24 +478,20 @@ static int win_obj(skn_rank *me, const char *fn, MPI_Win win, int keyval, bool p
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val) {
-  static const char fn[] = "MPI_Win_set_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Win_set_attr(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval,
+                             void *attribute_val) {
   attr_obj o;
-  int rc = win_obj(me, fn, win, keyval, false, &o);
+  int rc = win_obj(me, fn, win, v, keyval, false, &o);
   return rc != MPI_SUCCESS ? rc : attr_set(me, fn, &o, keyval, attribute_val);
 }
-SKN_WEAK_ALIAS(Win_set_attr);
 
-int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
-  static const char fn[] = "MPI_Win_get_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Win_get_attr(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval, void *attribute_val,
+                             int *flag) {
   attr_obj o;
-  int rc = win_obj(me, fn, win, keyval, true, &o);
+  int rc = win_obj(me, fn, win, v, keyval, true, &o);
   if (rc != MPI_SUCCESS) return rc;
-  if (!attribute_val || !flag) return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "attribute_val or flag NULL");
+  if (!attribute_val) return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "attribute_val=NULL");
   if (!o.list) { /* predefined: MPI_WIN_BASE is the base itself, the others point to values */
-    skn_win_view *v = skn_api_win(me, win);
     void *p = keyval == MPI_WIN_BASE ? v->base
               : keyval == MPI_WIN_SIZE ? (void *)&v->size_attr
               : keyval == MPI_WIN_DISP_UNIT ? (void *)&v->disp_unit
@@ -542,36 +503,34 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
   }
   return attr_get(me, fn, &o, keyval, attribute_val, flag);
 }
-SKN_WEAK_ALIAS(Win_get_attr);
 
-int PMPI_Win_delete_attr(MPI_Win win, int keyval) {
-  static const char fn[] = "MPI_Win_delete_attr";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Win_delete_attr(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval) {
   attr_obj o;
-  int rc = win_obj(me, fn, win, keyval, false, &o);
+  int rc = win_obj(me, fn, win, v, keyval, false, &o);
   return rc != MPI_SUCCESS ? rc : attr_delete(me, fn, &o, keyval);
 }
-SKN_WEAK_ALIAS(Win_delete_attr);
 
 /* ------------------------------------------------------------------ MPI-1 names (deprecated) */
 
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) {
+static int impl_Keyval_create(skn_rank *me, const char *fn, MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                              int *keyval, void *extra_state) {
   return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
-SKN_WEAK_ALIAS(Keyval_create);
 
-int PMPI_Keyval_free(int *keyval) { return PMPI_Comm_free_keyval(keyval); }
-SKN_WEAK_ALIAS(Keyval_free);
+static int impl_Keyval_free(skn_rank *me, const char *fn, int *keyval) { return PMPI_Comm_free_keyval(keyval); }
 
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
+static int impl_Attr_put(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval,
+                         void *attribute_val) {
   return PMPI_Comm_set_attr(comm, keyval, attribute_val);
 }
-SKN_WEAK_ALIAS(Attr_put);
 
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+static int impl_Attr_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval,
+                         void *attribute_val, int *flag) {
   return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
-SKN_WEAK_ALIAS(Attr_get);
 
-int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
-SKN_WEAK_ALIAS(Attr_delete);
+static int impl_Attr_delete(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval) {
+  return PMPI_Comm_delete_attr(comm, keyval);
+}
+
+#include "entries_attr.h"

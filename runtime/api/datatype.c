@@ -98,49 +98,36 @@ static int make_type(skn_rank *me, const char *fn, int combiner, int ni, const i
 
 /* ------------------------------------------------------------------ constructors */
 
-static int check_count(skn_rank *me, const char *fn, int count) {
-  return count < 0 ? skn_api_error(me, WORLD, MPI_ERR_COUNT, fn, "count=%d", count) : MPI_SUCCESS;
-}
+/* The entry points generated from runtime/binding/functions.txt (entries_datatype.h,
+ * included at the end) have found the rank and checked counts, array pointers, the types
+ * given (committed or not) and the output pointers; what is left to check is here. */
 
+/* bl: count entries (the entry point checked the pointer) */
 static int check_blocklengths(skn_rank *me, const char *fn, int count, const int *bl) {
-  if (count > 0 && !bl) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_blocklengths=NULL");
   for (int i = 0; i < count; i++)
     if (bl[i] < 0)
       return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_blocklengths[%d]=%d", i, bl[i]);
   return MPI_SUCCESS;
 }
 
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_contiguous";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (rc) return rc;
+static int impl_Type_contiguous(skn_rank *me, const char *fn, int count, MPI_Datatype oldtype, const skn_dtype *old,
+                                MPI_Datatype *newtype) {
   return make_type(me, fn, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_contiguous);
 
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_vector";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (rc) return rc;
+static int impl_Type_vector(skn_rank *me, const char *fn, int count, int blocklength, int stride, MPI_Datatype oldtype,
+                            const skn_dtype *old, MPI_Datatype *newtype) {
   if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int ints[3] = {count, blocklength, stride};
   return make_type(me, fn, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_vector);
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_hvector";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (rc) return rc;
+static int impl_Type_create_hvector(skn_rank *me, const char *fn, int count, int blocklength, MPI_Aint stride,
+                                    MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
   if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int ints[2] = {count, blocklength};
   return make_type(me, fn, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_create_hvector);
 
 /* ints = count, then the arrays given (copied), for the indexed family */
 static int *pack_ints(int first, int second, bool has_second, int count, const int *a, const int *b) {
@@ -155,32 +142,23 @@ static int *pack_ints(int first, int second, bool has_second, int count, const i
   return ints;
 }
 
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
-                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_indexed";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (!rc) rc = check_blocklengths(me, fn, count, array_of_blocklengths);
+static int impl_Type_indexed(skn_rank *me, const char *fn, int count, const int array_of_blocklengths[],
+                             const int array_of_displacements[], MPI_Datatype oldtype, const skn_dtype *old,
+                             MPI_Datatype *newtype) {
+  int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
-  if (count > 0 && !array_of_displacements)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_displacements=NULL");
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, array_of_displacements);
   if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_INDEXED, 1 + 2 * count, ints, 0, NULL, 1, &oldtype, newtype);
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_indexed);
 
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
-                              MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_hindexed";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (!rc) rc = check_blocklengths(me, fn, count, array_of_blocklengths);
+static int impl_Type_create_hindexed(skn_rank *me, const char *fn, int count, const int array_of_blocklengths[],
+                                     const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, const skn_dtype *old,
+                                     MPI_Datatype *newtype) {
+  int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
-  if (count > 0 && !array_of_displacements)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_displacements=NULL");
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, NULL);
   if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_HINDEXED, 1 + count, ints, count, array_of_displacements, 1, &oldtype,
@@ -188,50 +166,32 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_create_hindexed);
 
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_indexed_block";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (rc) return rc;
+static int impl_Type_create_indexed_block(skn_rank *me, const char *fn, int count, int blocklength,
+                                          const int array_of_displacements[], MPI_Datatype oldtype, const skn_dtype *old,
+                                          MPI_Datatype *newtype) {
   if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
-  if (count > 0 && !array_of_displacements)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_displacements=NULL");
   int *ints = pack_ints(count, blocklength, true, count, array_of_displacements, NULL);
   if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-  rc = make_type(me, fn, MPI_COMBINER_INDEXED_BLOCK, 2 + count, ints, 0, NULL, 1, &oldtype, newtype);
+  int rc = make_type(me, fn, MPI_COMBINER_INDEXED_BLOCK, 2 + count, ints, 0, NULL, 1, &oldtype, newtype);
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_create_indexed_block);
 
-int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
-                                    MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_hindexed_block";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (rc) return rc;
+static int impl_Type_create_hindexed_block(skn_rank *me, const char *fn, int count, int blocklength,
+                                           const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                           const skn_dtype *old, MPI_Datatype *newtype) {
   if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
-  if (count > 0 && !array_of_displacements)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_displacements=NULL");
   int ints[2] = {count, blocklength};
   return make_type(me, fn, MPI_COMBINER_HINDEXED_BLOCK, 2, ints, count, array_of_displacements, 1, &oldtype,
                    newtype);
 }
-SKN_WEAK_ALIAS(Type_create_hindexed_block);
 
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_struct";
-  skn_rank *me = skn_api_self(fn);
-  int rc = check_count(me, fn, count);
-  if (!rc) rc = check_blocklengths(me, fn, count, array_of_blocklengths);
+static int impl_Type_create_struct(skn_rank *me, const char *fn, int count, const int array_of_blocklengths[],
+                                   const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                   MPI_Datatype *newtype) {
+  int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
-  if (count > 0 && !array_of_displacements)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_displacements=NULL");
-  if (count > 0 && !array_of_types) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_types=NULL");
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, NULL);
   if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_STRUCT, 1 + count, ints, count, array_of_displacements, count,
@@ -239,20 +199,16 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_create_struct);
 
 static int check_order(skn_rank *me, const char *fn, int order) {
   if (order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN) return MPI_SUCCESS;
   return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "order=%d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
 }
 
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_subarray";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_create_subarray(skn_rank *me, const char *fn, int ndims, const int array_of_sizes[],
+                                     const int array_of_subsizes[], const int array_of_starts[], int order,
+                                     MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
   if (ndims <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
-  if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "an array argument is NULL");
   for (int i = 0; i < ndims; i++) {
     int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
     if (sz <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_sizes[%d]=%d", i, sz);
@@ -275,18 +231,14 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_create_subarray);
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
-                            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_darray";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_create_darray(skn_rank *me, const char *fn, int size, int rank, int ndims,
+                                   const int array_of_gsizes[], const int array_of_distribs[],
+                                   const int array_of_dargs[], const int array_of_psizes[], int order,
+                                   MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
   if (size <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "size=%d", size);
   if (rank < 0 || rank >= size) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "rank=%d (size %d)", rank, size);
   if (ndims <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
-  if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "an array argument is NULL");
   long long procs = 1;
   for (int i = 0; i < ndims; i++) {
     int g = array_of_gsizes[i], d = array_of_distribs[i], a = array_of_dargs[i], p = array_of_psizes[i];
@@ -323,19 +275,15 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
   free(ints);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_create_darray);
 
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_resized";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_create_resized(skn_rank *me, const char *fn, MPI_Datatype oldtype, const skn_dtype *old,
+                                    MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
   MPI_Aint aints[2] = {lb, extent};
   return make_type(me, fn, MPI_COMBINER_RESIZED, 0, NULL, 2, aints, 1, &oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_create_resized);
 
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_dup";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_dup(skn_rank *me, const char *fn, MPI_Datatype oldtype, const skn_dtype *oldt,
+                         MPI_Datatype *newtype) {
   int rc = make_type(me, fn, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype, newtype);
   if (rc) return rc;
   /* a duplicate of a committed type is committed */
@@ -357,14 +305,10 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_dup);
 
 /* ------------------------------------------------------------------ commit, free */
 
-int PMPI_Type_commit(MPI_Datatype *datatype) {
-  static const char fn[] = "MPI_Type_commit";
-  skn_rank *me = skn_api_self(fn);
-  if (!datatype) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datatype=NULL");
+static int impl_Type_commit(skn_rank *me, const char *fn, MPI_Datatype *datatype) {
   skn_rank_lock(me);
   skn_dtype *t = dt_any(me, *datatype);
   int err = t ? skn_dt_commit(t) : SKN_OK;
@@ -373,12 +317,8 @@ int PMPI_Type_commit(MPI_Datatype *datatype) {
   if (err != SKN_OK) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory flattening the datatype");
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_commit);
 
-int PMPI_Type_free(MPI_Datatype *datatype) {
-  static const char fn[] = "MPI_Type_free";
-  skn_rank *me = skn_api_self(fn);
-  if (!datatype) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datatype=NULL");
+static int impl_Type_free(skn_rank *me, const char *fn, MPI_Datatype *datatype) {
   int slot = dt_slot(*datatype);
   if (slot >= 1 && skn_api_dtype_any(me, *datatype)) { /* this rank's attributes go first */
     int rc = skn_type_attrs_free(me, *datatype);
@@ -402,81 +342,49 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_free);
 
 /* ------------------------------------------------------------------ queries */
 
-static inline skn_dtype *query(skn_rank *me, const char *fn, MPI_Datatype dt, int *rc) {
-  skn_dtype *t = dt_any(me, dt);
-  *rc = t ? MPI_SUCCESS : type_error(me, fn, "datatype", dt);
-  return t;
+static int impl_Type_size(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, int *size) {
+  *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
+  return MPI_SUCCESS;
 }
 
-int PMPI_Type_size(MPI_Datatype dt, int *size) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_size"), "MPI_Type_size", dt, &rc);
-  if (t) *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
-  return rc;
+static int impl_Type_size_x(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Count *size) {
+  *size = (MPI_Count)t->size;
+  return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_size);
 
-int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_size_x"), "MPI_Type_size_x", dt, &rc);
-  if (t) *size = (MPI_Count)t->size;
-  return rc;
+static int impl_Type_get_extent(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Aint *lb,
+                                MPI_Aint *extent) {
+  *lb = t->lb;
+  *extent = t->extent;
+  return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_size_x);
 
-int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_get_extent"), "MPI_Type_get_extent", dt, &rc);
-  if (t) {
-    *lb = t->lb;
-    *extent = t->extent;
-  }
-  return rc;
+static int impl_Type_get_extent_x(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Count *lb,
+                                  MPI_Count *extent) {
+  *lb = t->lb;
+  *extent = t->extent;
+  return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_extent);
 
-int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_get_extent_x"), "MPI_Type_get_extent_x", dt, &rc);
-  if (t) {
-    *lb = t->lb;
-    *extent = t->extent;
-  }
-  return rc;
+static int impl_Type_get_true_extent(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t,
+                                     MPI_Aint *true_lb, MPI_Aint *true_extent) {
+  *true_lb = t->true_lb;
+  *true_extent = t->true_extent;
+  return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_extent_x);
 
-int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *true_lb, MPI_Aint *true_extent) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_get_true_extent"), "MPI_Type_get_true_extent", dt, &rc);
-  if (t) {
-    *true_lb = t->true_lb;
-    *true_extent = t->true_extent;
-  }
-  return rc;
+static int impl_Type_get_true_extent_x(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t,
+                                       MPI_Count *true_lb, MPI_Count *true_extent) {
+  *true_lb = t->true_lb;
+  *true_extent = t->true_extent;
+  return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_true_extent);
 
-int PMPI_Type_get_true_extent_x(MPI_Datatype dt, MPI_Count *true_lb, MPI_Count *true_extent) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_get_true_extent_x"), "MPI_Type_get_true_extent_x", dt, &rc);
-  if (t) {
-    *true_lb = t->true_lb;
-    *true_extent = t->true_extent;
-  }
-  return rc;
-}
-SKN_WEAK_ALIAS(Type_get_true_extent_x);
-
-int PMPI_Type_get_envelope(MPI_Datatype dt, int *num_integers, int *num_addresses, int *num_datatypes,
-                           int *combiner) {
-  int rc;
-  skn_dtype *t = query(skn_api_self("MPI_Type_get_envelope"), "MPI_Type_get_envelope", dt, &rc);
-  if (!t) return rc;
+static int impl_Type_get_envelope(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, int *num_integers,
+                                  int *num_addresses, int *num_datatypes, int *combiner) {
   int ni, na, nd;
   const int *ints;
   const ptrdiff_t *aints;
@@ -488,16 +396,10 @@ int PMPI_Type_get_envelope(MPI_Datatype dt, int *num_integers, int *num_addresse
   *combiner = t->combiner;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_envelope);
 
-int PMPI_Type_get_contents(MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes,
-                           int array_of_integers[], MPI_Aint array_of_addresses[],
-                           MPI_Datatype array_of_datatypes[]) {
-  static const char fn[] = "MPI_Type_get_contents";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_dtype *t = query(me, fn, dt, &rc);
-  if (!t) return rc;
+static int impl_Type_get_contents(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, int max_integers,
+                                  int max_addresses, int max_datatypes, int array_of_integers[],
+                                  MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
   if (!(t->flags & SKN_DT_DERIVED))
     return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is predefined (MPI_COMBINER_NAMED)",
                          (unsigned)dt);
@@ -524,11 +426,8 @@ int PMPI_Type_get_contents(MPI_Datatype dt, int max_integers, int max_addresses,
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_get_contents);
 
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
-  static const char fn[] = "MPI_Type_match_size";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Type_match_size(skn_rank *me, const char *fn, int typeclass, int size, MPI_Datatype *datatype) {
   MPI_Datatype r = MPI_DATATYPE_NULL;
   switch (typeclass) {
   case MPI_TYPECLASS_INTEGER:
@@ -551,7 +450,6 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
   *datatype = r;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_match_size);
 
 int PMPI_Get_address(const void *location, MPI_Aint *address) {
   *address = (MPI_Aint)(uintptr_t)location;
@@ -578,17 +476,12 @@ static const skn_dtype *committed(skn_rank *me, const char *fn, int comm, MPI_Da
   return t;
 }
 
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position,
-              MPI_Comm comm) {
-  static const char fn[] = "MPI_Pack";
-  skn_rank *me = skn_api_self(fn);
-  if (!skn_api_comm(me, comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
+static int impl_Pack(skn_rank *me, const char *fn, const void *inbuf, int incount, MPI_Datatype dt, void *outbuf,
+                     int outsize, int *position, MPI_Comm comm, skn_comm_view *comm_v) {
   int rc;
   const skn_dtype *t = committed(me, fn, comm, dt, &rc);
   if (!t) return rc;
-  if (incount < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "incount=%d", incount);
-  if (!position || *position < 0 || outsize < 0)
-    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "position=%d outsize=%d", position ? *position : -1, outsize);
+  if (*position < 0) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "position=%d", *position);
   size_t bytes = (size_t)incount * t->size;
   if ((size_t)*position + bytes > (size_t)outsize)
     return skn_api_error(me, comm, MPI_ERR_TRUNCATE, fn, "%zu bytes do not fit at position %d of %d bytes", bytes,
@@ -598,19 +491,13 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int
   *position += (int)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Pack);
 
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype dt,
-                MPI_Comm comm) {
-  static const char fn[] = "MPI_Unpack";
-  skn_rank *me = skn_api_self(fn);
-  if (!skn_api_comm(me, comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
+static int impl_Unpack(skn_rank *me, const char *fn, const void *inbuf, int insize, int *position, void *outbuf,
+                       int outcount, MPI_Datatype dt, MPI_Comm comm, skn_comm_view *comm_v) {
   int rc;
   const skn_dtype *t = committed(me, fn, comm, dt, &rc);
   if (!t) return rc;
-  if (outcount < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "outcount=%d", outcount);
-  if (!position || *position < 0 || insize < 0)
-    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "position=%d insize=%d", position ? *position : -1, insize);
+  if (*position < 0) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "position=%d", *position);
   size_t bytes = (size_t)outcount * t->size;
   if ((size_t)*position + bytes > (size_t)insize)
     return skn_api_error(me, comm, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %d of %d bytes", bytes,
@@ -620,38 +507,26 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
   *position += (int)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Unpack);
 
-int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size) {
-  static const char fn[] = "MPI_Pack_size";
-  skn_rank *me = skn_api_self(fn);
-  if (!skn_api_comm(me, comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
-  skn_dtype *t = dt_any(me, dt);
-  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)dt);
-  if (incount < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "incount=%d", incount);
+static int impl_Pack_size(skn_rank *me, const char *fn, int incount, MPI_Datatype dt, const skn_dtype *t, MPI_Comm comm,
+                          skn_comm_view *comm_v, int *size) {
   unsigned long long bytes = (unsigned long long)incount * t->size;
   if (bytes > INT_MAX)
     return skn_api_error(me, comm, MPI_ERR_ARG, fn, "%llu bytes do not fit in an int", bytes);
   *size = (int)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Pack_size);
 
 static bool is_external32(const char *datarep) { return datarep && strcmp(datarep, "external32") == 0; }
 
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf,
-                       MPI_Aint outsize, MPI_Aint *position) {
-  static const char fn[] = "MPI_Pack_external";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Pack_external(skn_rank *me, const char *fn, const char datarep[], const void *inbuf, int incount,
+                              MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
   if (!is_external32(datarep))
     return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
   int rc;
   const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
   if (!t) return rc;
-  if (incount < 0) return skn_api_error(me, WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
-  if (!position || *position < 0 || outsize < 0)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td outsize=%td", position ? *position : -1,
-                         outsize);
+  if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
   size_t bytes = (size_t)incount * t->size; /* external32 sizes are the native ones here */
   if ((size_t)*position + bytes > (size_t)outsize)
     return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes do not fit at position %td of %td bytes",
@@ -662,20 +537,15 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
   *position += (MPI_Aint)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Pack_external);
 
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
-                         int outcount, MPI_Datatype dt) {
-  static const char fn[] = "MPI_Unpack_external";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Unpack_external(skn_rank *me, const char *fn, const char datarep[], const void *inbuf, MPI_Aint insize,
+                                MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt) {
   if (!is_external32(datarep))
     return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
   int rc;
   const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
   if (!t) return rc;
-  if (outcount < 0) return skn_api_error(me, WORLD, MPI_ERR_COUNT, fn, "outcount=%d", outcount);
-  if (!position || *position < 0 || insize < 0)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td insize=%td", position ? *position : -1, insize);
+  if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
   size_t bytes = (size_t)outcount * t->size;
   if ((size_t)*position + bytes > (size_t)insize)
     return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %td of %td bytes", bytes,
@@ -686,17 +556,13 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
   *position += (MPI_Aint)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Unpack_external);
 
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt, MPI_Aint *size) {
-  static const char fn[] = "MPI_Pack_external_size";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Pack_external_size(skn_rank *me, const char *fn, const char datarep[], int incount, MPI_Datatype dt,
+                                   const skn_dtype *t, MPI_Aint *size) {
   if (!is_external32(datarep))
     return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
-  skn_dtype *t = dt_any(me, dt);
-  if (!t) return type_error(me, fn, "datatype", dt);
-  if (incount < 0) return skn_api_error(me, WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
   *size = (MPI_Aint)((size_t)incount * t->size);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Pack_external_size);
+
+#include "entries_datatype.h"

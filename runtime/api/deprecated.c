@@ -6,49 +6,45 @@
  * Attr_put...) are in attr.c. */
 #include <stdlib.h>
 
-#include "api.h"
+#include "objects.h"
 
-int PMPI_Address(void *location, MPI_Aint *address) { return PMPI_Get_address(location, address); }
-SKN_WEAK_ALIAS(Address);
+/* The impl_ functions are called by the entry points generated from
+ * runtime/binding/functions.txt (entries_deprecated.h, included at the end), which
+ * checked what the description says; the replacement checks the rest. */
 
-int PMPI_Type_extent(MPI_Datatype dt, MPI_Aint *extent) {
+static int impl_Address(skn_rank *me, const char *fn, void *location, MPI_Aint *address) {
+  return PMPI_Get_address(location, address);
+}
+
+static int impl_Type_extent(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Aint *extent) {
   MPI_Aint lb;
   return PMPI_Type_get_extent(dt, &lb, extent);
 }
-SKN_WEAK_ALIAS(Type_extent);
 
-int PMPI_Type_lb(MPI_Datatype dt, MPI_Aint *displacement) {
+static int impl_Type_lb(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Aint *displacement) {
   MPI_Aint extent;
   return PMPI_Type_get_extent(dt, displacement, &extent);
 }
-SKN_WEAK_ALIAS(Type_lb);
 
-int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *displacement) {
+static int impl_Type_ub(skn_rank *me, const char *fn, MPI_Datatype dt, const skn_dtype *t, MPI_Aint *displacement) {
   MPI_Aint lb, extent;
   int rc = PMPI_Type_get_extent(dt, &lb, &extent);
   if (rc == MPI_SUCCESS) *displacement = lb + extent;
   return rc;
 }
-SKN_WEAK_ALIAS(Type_ub);
 
-int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+static int impl_Type_hvector(skn_rank *me, const char *fn, int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype) {
   return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_hvector);
 
-int PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
-                       MPI_Datatype *newtype) {
+static int impl_Type_hindexed(skn_rank *me, const char *fn, int count, int blocklengths[], MPI_Aint displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype *newtype) {
   return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
 }
-SKN_WEAK_ALIAS(Type_hindexed);
 
-int PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
-                     MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_struct";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
-  if (count > 0 && (!blocklengths || !displacements || !types))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "an array argument is NULL");
+static int impl_Type_struct(skn_rank *me, const char *fn, int count, int blocklengths[], MPI_Aint displacements[],
+                            MPI_Datatype types[], MPI_Datatype *newtype) {
   int markers = 0;
   for (int i = 0; i < count; i++) markers += types[i] == MPI_LB || types[i] == MPI_UB;
   if (markers == 0) return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
@@ -86,17 +82,20 @@ int PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[], MP
   PMPI_Type_free(&inner);
   return rc;
 }
-SKN_WEAK_ALIAS(Type_struct);
 
-int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) {
+static int impl_Errhandler_create(skn_rank *me, const char *fn, MPI_Handler_function *function,
+                                  MPI_Errhandler *errhandler) {
   return PMPI_Comm_create_errhandler(function, errhandler);
 }
-SKN_WEAK_ALIAS(Errhandler_create);
 
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) { return PMPI_Comm_set_errhandler(comm, errhandler); }
-SKN_WEAK_ALIAS(Errhandler_set);
+static int impl_Errhandler_set(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
+                               MPI_Errhandler errhandler, skn_errhandler *e) {
+  return PMPI_Comm_set_errhandler(comm, errhandler);
+}
 
-int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) {
+static int impl_Errhandler_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
+                               MPI_Errhandler *errhandler) {
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }
-SKN_WEAK_ALIAS(Errhandler_get);
+
+#include "entries_deprecated.h"

@@ -10,8 +10,13 @@
 #include "objects.h"
 #include "../../netlayer/pmi/pmi.h"
 
-static int init_common(const char *fn, int required, int *provided) {
-  skn_rank *me = skn_api_self_any(fn);
+/* The impl_ functions of this file are called by the entry points generated from
+ * runtime/binding/functions.txt (entries_env.h, included at the end). Hand-written:
+ * MPI_Initialized, MPI_Finalized, MPI_Get_version and MPI_Get_library_version (callable
+ * from any thread, a rank or not, at any time), MPI_Wtime and MPI_Wtick (return a double,
+ * no error to report). */
+
+static int init_common(skn_rank *me, const char *fn, int required, int *provided) {
   if (me->state != SKN_RANK_CREATED)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized in this rank");
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
@@ -25,19 +30,13 @@ static int init_common(const char *fn, int required, int *provided) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Init(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+static int impl_Init(skn_rank *me, const char *fn, int *argc, char ***argv) {
+  return init_common(me, fn, MPI_THREAD_SINGLE, NULL);
 }
-SKN_WEAK_ALIAS(Init);
 
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  (void)argc;
-  (void)argv;
-  return init_common("MPI_Init_thread", required, provided);
+static int impl_Init_thread(skn_rank *me, const char *fn, int *argc, char ***argv, int required, int *provided) {
+  return init_common(me, fn, required, provided);
 }
-SKN_WEAK_ALIAS(Init_thread);
 
 int PMPI_Initialized(int *flag) {
   skn_rank *me = skn_rank_self();
@@ -46,14 +45,13 @@ int PMPI_Initialized(int *flag) {
 }
 SKN_WEAK_ALIAS(Initialized);
 
-int PMPI_Finalize(void) {
-  skn_rank *me = skn_api_self_any("MPI_Finalize");
+static int impl_Finalize(skn_rank *me, const char *fn) {
   if (me->state != SKN_RANK_INITIALIZED)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized in this rank");
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is not initialized in this rank");
   /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
   int rc = skn_attr_delete_all(me, MPI_COMM_SELF, &skn_api_comm(me, MPI_COMM_SELF)->attrs);
   if (rc != MPI_SUCCESS)
-    return skn_api_error(me, MPI_COMM_SELF, skn_attr_errclass(rc), "MPI_Finalize",
+    return skn_api_error(me, MPI_COMM_SELF, skn_attr_errclass(rc), fn,
                          "a delete callback of an MPI_COMM_SELF attribute failed with %d", rc);
   /* Buffered sends must reach their receivers before the rank may leave. */
   void *buf;
@@ -62,7 +60,6 @@ int PMPI_Finalize(void) {
   me->state = SKN_RANK_FINALIZED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Finalize);
 
 int PMPI_Finalized(int *flag) {
   skn_rank *me = skn_rank_self();
@@ -71,22 +68,18 @@ int PMPI_Finalized(int *flag) {
 }
 SKN_WEAK_ALIAS(Finalized);
 
-int PMPI_Query_thread(int *provided) {
-  skn_rank *me = skn_api_self("MPI_Query_thread");
+static int impl_Query_thread(skn_rank *me, const char *fn, int *provided) {
   *provided = me->thread_level;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Query_thread);
 
-int PMPI_Is_thread_main(int *flag) {
-  skn_rank *me = skn_api_self("MPI_Is_thread_main");
+static int impl_Is_thread_main(skn_rank *me, const char *fn, int *flag) {
   *flag = skn_sched_self() == me->unit;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Is_thread_main);
 
-int PMPI_Abort(MPI_Comm comm, int errorcode) {
-  skn_rank *me = skn_api_self_any("MPI_Abort"); /* ends the job whatever the state */
+/* Ends the job whatever the state (anytime) and whatever comm is (nocheck). */
+static int impl_Abort(skn_rank *me, const char *fn, MPI_Comm comm, int errorcode) {
   fflush(NULL);
   char msg[256];
   snprintf(msg, sizeof msg, "rank %d called MPI_Abort(%s, %d)", me->world_rank, skn_api_comm_name(me, comm), errorcode);
@@ -94,7 +87,6 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
   skn_log("%s: ending the job", msg);
   _exit(errorcode);
 }
-SKN_WEAK_ALIAS(Abort);
 
 double PMPI_Wtime(void) {
   struct timespec ts;
@@ -110,13 +102,12 @@ double PMPI_Wtick(void) {
 }
 SKN_WEAK_ALIAS(Wtick);
 
-int PMPI_Get_processor_name(char *name, int *resultlen) {
+static int impl_Get_processor_name(skn_rank *me, const char *fn, char *name, int *resultlen) {
   if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0) strcpy(name, "localhost");
   name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
   *resultlen = (int)strlen(name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Get_processor_name);
 
 int PMPI_Get_version(int *version, int *subversion) {
   *version = MPI_VERSION;
@@ -141,35 +132,23 @@ int MPIX_Yield(void) {
 
 /* ------------------------------------------------------------------ communicators */
 
-int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
-  skn_rank *me = skn_api_self("MPI_Comm_rank");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_rank", "comm=%#x", (unsigned)comm);
+static inline int impl_Comm_rank(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *rank) {
   *rank = v->rank;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_rank);
 
-int PMPI_Comm_size(MPI_Comm comm, int *size) {
-  skn_rank *me = skn_api_self("MPI_Comm_size");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_size", "comm=%#x", (unsigned)comm);
+static inline int impl_Comm_size(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *size) {
   *size = v->comm->size;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_size);
 
-int PMPI_Barrier(MPI_Comm comm) {
-  skn_rank *me = skn_api_self("MPI_Barrier");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Barrier", "comm=%#x", (unsigned)comm);
+static int impl_Barrier(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v) {
   skn_api_coll_order(me, v);
-  skn_api_enter(me, "MPI_Barrier", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   skn_coll_barrier(me, skn_comm_is_inter(v->comm) ? v->comm->bridge : v->comm);
   skn_api_leave(me);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Barrier);
 
 /* Profiling control: nothing to do in MPI itself (MPI-3.1 14.2.4); a profiling library
  * that wraps MPI_Pcontrol gets the calls. */
@@ -178,3 +157,5 @@ int PMPI_Pcontrol(const int level, ...) {
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Pcontrol);
+
+#include "entries_env.h"

@@ -169,28 +169,25 @@ static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Add_error_class(int *errorclass) {
-  static const char fn[] = "MPI_Add_error_class";
-  return add_value(skn_api_self(fn), fn, -1, errorclass);
-}
-SKN_WEAK_ALIAS(Add_error_class);
+/* The impl_ functions of this file are called by the entry points generated from
+ * runtime/binding/functions.txt (entries_errors.h, included below), which have found the
+ * calling rank and checked the arguments their kinds describe; each handle argument is
+ * followed by the object it names. */
 
-int PMPI_Add_error_code(int errorclass, int *errorcode) {
-  static const char fn[] = "MPI_Add_error_code";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Add_error_class(skn_rank *me, const char *fn, int *errorclass) {
+  return add_value(me, fn, -1, errorclass);
+}
+
+static int impl_Add_error_code(skn_rank *me, const char *fn, int errorclass, int *errorcode) {
   if (!is_class(me, errorclass))
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
   return add_value(me, fn, errorclass, errorcode);
 }
-SKN_WEAK_ALIAS(Add_error_code);
 
-int PMPI_Add_error_string(int errorcode, const char *string) {
-  static const char fn[] = "MPI_Add_error_string";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Add_error_string(skn_rank *me, const char *fn, int errorcode, const char *string) {
   int i = user_index(me, errorcode);
   /* predefined codes keep their strings (MPI-3.1 8.5) */
   if (i < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
-  if (!string) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string=NULL");
   if (strnlen(string, MPI_MAX_ERROR_STRING) >= MPI_MAX_ERROR_STRING)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
   char *copy = strdup(string);
@@ -202,7 +199,6 @@ int PMPI_Add_error_string(int errorcode, const char *string) {
   free(old);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Add_error_string);
 
 /* The string of a valid code (user codes: "" until set). Caller holds nothing; user
  * strings are replaced only by the rank itself. */
@@ -266,6 +262,8 @@ int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, c
   return rc;
 }
 
+/* Hand-written, not generated: valid before MPI_Init and from a thread that is no rank
+ * (skn_rank_self() may be NULL), which no generated entry allows. */
 int PMPI_Error_class(int errorcode, int *errorclass) {
   skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
   if (!skn_api_valid_code(me, errorcode)) {
@@ -300,9 +298,13 @@ static int errh_index(skn_rank *me, int h) {
   return (int)idx;
 }
 
-static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *f, MPI_Errhandler *errhandler) {
-  skn_rank *me = skn_api_self(fn);
-  if (!f || !errhandler) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function or errhandler NULL");
+skn_errhandler *skn_api_errhandler(skn_rank *me, MPI_Errhandler h) {
+  int idx = errh_index(me, h);
+  return idx < 0 ? NULL : &me->errhs[idx];
+}
+
+static int create_errhandler(skn_rank *me, const char *fn, MPI_Comm_errhandler_function *f, MPI_Errhandler *errhandler) {
+  if (!f) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function NULL");
   skn_rank_lock(me);
   int idx = me->nerrhs;
   for (int i = 3; i < me->nerrhs; i++)
@@ -328,92 +330,63 @@ static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *f, MP
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
-  return create_errhandler("MPI_Comm_create_errhandler", fn, errhandler);
+static int impl_Comm_create_errhandler(skn_rank *me, const char *fn, MPI_Comm_errhandler_function *f,
+                                       MPI_Errhandler *errhandler) {
+  return create_errhandler(me, fn, f, errhandler);
 }
-SKN_WEAK_ALIAS(Comm_create_errhandler);
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  skn_rank *me = skn_api_self("MPI_Comm_set_errhandler");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "comm=%#x", (unsigned)comm);
-  if (errh_index(me, errhandler) < 0)
-    return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "errhandler=%#x", (unsigned)errhandler);
+static int impl_Comm_set_errhandler(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
+                                    MPI_Errhandler errhandler, skn_errhandler *e) {
   v->errhandler = errhandler;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_set_errhandler);
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
-  skn_rank *me = skn_api_self("MPI_Comm_get_errhandler");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "comm=%#x", (unsigned)comm);
+static int impl_Comm_get_errhandler(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
+                                    MPI_Errhandler *errhandler) {
   *errhandler = v->errhandler;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_get_errhandler);
 
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
-  skn_rank *me = skn_api_self("MPI_Comm_call_errhandler");
-  if (!skn_api_comm(me, comm))
-    return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "comm=%#x", (unsigned)comm);
+static int impl_Comm_call_errhandler(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int errorcode) {
   /* the handler gets the code itself, added ones included */
   int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
-  skn_api_error(me, comm, code, "MPI_Comm_call_errhandler", "errorcode=%d", errorcode);
+  skn_api_error(me, comm, code, fn, "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_call_errhandler);
 
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
-  skn_rank *me = skn_api_self("MPI_Errhandler_free");
-  int idx = errhandler ? errh_index(me, *errhandler) : -1;
-  if (idx < 0)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+static int impl_Errhandler_free(skn_rank *me, const char *fn, MPI_Errhandler *errhandler) {
+  if (errh_index(me, *errhandler) < 0)
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid error handler");
   /* Predefined handlers are never freed; user handlers stay usable by the communicators
    * that still refer to them, as the standard requires, so only the handle goes away. */
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Errhandler_free);
 
 /* ------------------------------------------------------------------ window error handlers
  * Same table as communicator handlers: both are called as fn(&handle, &code). */
 
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler) {
-  return create_errhandler("MPI_Win_create_errhandler", (MPI_Comm_errhandler_function *)fn, errhandler);
+static int impl_Win_create_errhandler(skn_rank *me, const char *fn, MPI_Win_errhandler_function *f,
+                                      MPI_Errhandler *errhandler) {
+  return create_errhandler(me, fn, (MPI_Comm_errhandler_function *)f, errhandler);
 }
-SKN_WEAK_ALIAS(Win_create_errhandler);
 
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
-  static const char fn[] = "MPI_Win_set_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  skn_win_view *v = skn_api_win(me, win);
-  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
-  if (errh_index(me, errhandler) < 0)
-    return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "errhandler=%#x", (unsigned)errhandler);
+static int impl_Win_set_errhandler(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v,
+                                   MPI_Errhandler errhandler, skn_errhandler *e) {
   v->errhandler = errhandler;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_set_errhandler);
 
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
-  static const char fn[] = "MPI_Win_get_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  skn_win_view *v = skn_api_win(me, win);
-  if (!v) return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
-  if (!errhandler) return skn_api_win_error(me, win, MPI_ERR_ARG, fn, "errhandler=NULL");
+static int impl_Win_get_errhandler(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v,
+                                   MPI_Errhandler *errhandler) {
   *errhandler = v->errhandler;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_get_errhandler);
 
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
-  static const char fn[] = "MPI_Win_call_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  if (!skn_api_win(me, win))
-    return skn_api_win_error(me, win, MPI_ERR_WIN, fn, "win=%#x is not a valid window", (unsigned)win);
+static int impl_Win_call_errhandler(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int errorcode) {
   int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_win_error(me, win, cls, fn, "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_call_errhandler);
+
+#include "entries_errors.h"

@@ -1101,122 +1101,95 @@ static int run_nonblocking(skn_rank *me, const char *fn, skn_file *f, MPI_File f
   return MPI_SUCCESS;
 }
 
-/* The entry points: one line each over the two drivers above. */
-#define FILE_BEGIN(name)                             \
-  static const char fn[] = "MPI_File_" name;         \
-  skn_rank *me = skn_api_self(fn);                   \
-  int rc_;                                           \
-  skn_file *f = begin(me, fn, fh, &rc_);             \
-  if (!f) return rc_
+/* The data accesses: one line each over the two drivers above, called by the entry points
+ * generated from runtime/binding/functions.txt (entries_file.h, included after them), which
+ * found the rank, the open file and checked the count; the drivers check the rest. */
+static skn_file *skn_api_file(skn_rank *me, MPI_File h) { return file_get(me, h); }
 
-int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("read_at");
+static int impl_File_read_at(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, void *buf,
+                             int count, MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, false, false, st);
 }
-SKN_WEAK_ALIAS(File_read_at);
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("read_at_all");
+static int impl_File_read_at_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, void *buf,
+                                 int count, MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, false, true, st);
 }
-SKN_WEAK_ALIAS(File_read_at_all);
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("write_at");
+static int impl_File_write_at(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, const void *buf,
+                              int count, MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, true, false, st);
 }
-SKN_WEAK_ALIAS(File_write_at);
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,
-                           MPI_Status *st) {
-  FILE_BEGIN("write_at_all");
+static int impl_File_write_at_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                  const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, true, true, st);
 }
-SKN_WEAK_ALIAS(File_write_at_all);
-int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("read");
+static int impl_File_read(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count, MPI_Datatype dt,
+                          MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, false, false, st);
 }
-SKN_WEAK_ALIAS(File_read);
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("read_all");
+static int impl_File_read_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                              MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, false, true, st);
 }
-SKN_WEAK_ALIAS(File_read_all);
-int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("write");
+static int impl_File_write(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                           MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, true, false, st);
 }
-SKN_WEAK_ALIAS(File_write);
-int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("write_all");
+static int impl_File_write_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                               MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, true, true, st);
 }
-SKN_WEAK_ALIAS(File_write_all);
-int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("read_shared");
+static int impl_File_read_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                                 MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_SHARED, 0, buf, count, dt, false, false, st);
 }
-SKN_WEAK_ALIAS(File_read_shared);
-int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  FILE_BEGIN("write_shared");
+static int impl_File_write_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                                  MPI_Datatype dt, MPI_Status *st) {
   return run_blocking(me, fn, f, fh, AT_SHARED, 0, buf, count, dt, true, false, st);
 }
-SKN_WEAK_ALIAS(File_write_shared);
 
-int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iread_at");
+static int impl_File_iread_at(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, void *buf,
+                              int count, MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, false, req);
 }
-SKN_WEAK_ALIAS(File_iread_at);
-int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,
-                        MPI_Request *req) {
-  FILE_BEGIN("iwrite_at");
+static int impl_File_iwrite_at(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                               const void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, true, req);
 }
-SKN_WEAK_ALIAS(File_iwrite_at);
 /* Nonblocking collectives move each member's own pieces on the I/O threads: collective
  * I/O may be carried out as independent I/O, and this one progresses while ranks
  * compute without any of them driving it. */
-int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt,
-                           MPI_Request *req) {
-  FILE_BEGIN("iread_at_all");
+static int impl_File_iread_at_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, void *buf,
+                                  int count, MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, false, req);
 }
-SKN_WEAK_ALIAS(File_iread_at_all);
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,
-                            MPI_Request *req) {
-  FILE_BEGIN("iwrite_at_all");
+static int impl_File_iwrite_at_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                   const void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_EXPLICIT, offset, buf, count, dt, true, req);
 }
-SKN_WEAK_ALIAS(File_iwrite_at_all);
-int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iread");
+static int impl_File_iread(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count, MPI_Datatype dt,
+                           MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, false, req);
 }
-SKN_WEAK_ALIAS(File_iread);
-int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iwrite");
+static int impl_File_iwrite(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                            MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, true, req);
 }
-SKN_WEAK_ALIAS(File_iwrite);
-int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iread_all");
+static int impl_File_iread_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                               MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, false, req);
 }
-SKN_WEAK_ALIAS(File_iread_all);
-int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iwrite_all");
+static int impl_File_iwrite_all(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                                MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_INDIVIDUAL, 0, buf, count, dt, true, req);
 }
-SKN_WEAK_ALIAS(File_iwrite_all);
-int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iread_shared");
+static int impl_File_iread_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                                  MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_SHARED, 0, buf, count, dt, false, req);
 }
-SKN_WEAK_ALIAS(File_iread_shared);
-int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *req) {
-  FILE_BEGIN("iwrite_shared");
+static int impl_File_iwrite_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                                   MPI_Datatype dt, MPI_Request *req) {
   return run_nonblocking(me, fn, f, fh, AT_SHARED, 0, buf, count, dt, true, req);
 }
-SKN_WEAK_ALIAS(File_iwrite_shared);
 
 /* Ordered access: the members' data follow each other in rank order from the shared
  * pointer, which moves past all of it; the access itself is collective. */
@@ -1278,30 +1251,31 @@ static int split_end(const char *fn, MPI_File fh, MPI_Status *st) {
   return PMPI_Wait(&f->split, st);
 }
 
-#define SPLIT_BEGIN(name, where, offset, wr)                                                    \
-  FILE_BEGIN(name);                                                                            \
+#define SPLIT_BEGIN(where, offset, wr)                                                              \
   int rc = split_begin(me, fn, f, fh);                                                         \
   if (rc) return rc;                                                                           \
   rc = run_nonblocking(me, fn, f, fh, where, offset, (void *)(uintptr_t)buf, count, dt, wr, &f->split); \
   f->split_active = rc == MPI_SUCCESS;                                                         \
   return rc
 
-int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt) {
-  SPLIT_BEGIN("read_at_all_begin", AT_EXPLICIT, offset, false);
+static int impl_File_read_at_all_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                       void *buf, int count, MPI_Datatype dt) {
+  SPLIT_BEGIN(AT_EXPLICIT, offset, false);
 }
-SKN_WEAK_ALIAS(File_read_at_all_begin);
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt) {
-  SPLIT_BEGIN("write_at_all_begin", AT_EXPLICIT, offset, true);
+static int impl_File_write_at_all_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                        const void *buf, int count, MPI_Datatype dt) {
+  SPLIT_BEGIN(AT_EXPLICIT, offset, true);
 }
-SKN_WEAK_ALIAS(File_write_at_all_begin);
-int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt) {
-  SPLIT_BEGIN("read_all_begin", AT_INDIVIDUAL, 0, false);
+static int impl_File_read_all_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                                    MPI_Datatype dt) {
+  SPLIT_BEGIN(AT_INDIVIDUAL, 0, false);
 }
-SKN_WEAK_ALIAS(File_read_all_begin);
-int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt) {
-  SPLIT_BEGIN("write_all_begin", AT_INDIVIDUAL, 0, true);
+static int impl_File_write_all_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                                     MPI_Datatype dt) {
+  SPLIT_BEGIN(AT_INDIVIDUAL, 0, true);
 }
-SKN_WEAK_ALIAS(File_write_all_begin);
+
+#include "entries_file.h"
 
 static int ordered_begin(const char *fn, MPI_File fh, void *buf, int count, MPI_Datatype dt, bool wr) {
   skn_rank *me = skn_api_self(fn);

@@ -25,11 +25,12 @@ enum { GREQ_FREED = 1, GREQ_COMPLETED = 2 };
 
 static skn_greq *greq_of(skn_req *r) { return (skn_greq *)r->payload; }
 
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
-                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
-  static const char fn[] = "MPI_Grequest_start";
-  skn_rank *me = skn_api_self(fn);
-  if (!request) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "request=NULL");
+/* impl_ functions: called by the entry points generated from runtime/binding/functions.txt
+ * (entries_grequest.h, included below), which found the rank and checked the pointers. */
+
+static int impl_Grequest_start(skn_rank *me, const char *fn, MPI_Grequest_query_function *query_fn,
+                               MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn,
+                               void *extra_state, MPI_Request *request) {
   if (!query_fn || !free_fn || !cancel_fn)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "query_fn, free_fn and cancel_fn are required");
   skn_greq *g = malloc(sizeof *g);
@@ -51,7 +52,6 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
   *request = skn_req_handle(r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Grequest_start);
 
 /* The request behind h even if its handle was freed (Grequest_complete is called with a
  * copy of it): a generalized request of this rank that is not complete yet. */
@@ -73,9 +73,8 @@ static int greq_dispose(skn_req *r) {
   return rc;
 }
 
-int PMPI_Grequest_complete(MPI_Request request) {
-  static const char fn[] = "MPI_Grequest_complete";
-  skn_rank *me = skn_api_self(fn);
+/* request: nocheck, as its handle may have been freed already (greq_lookup). */
+static int impl_Grequest_complete(skn_rank *me, const char *fn, MPI_Request request) {
   skn_req *r = greq_lookup(me, request);
   if (!r || skn_req_done(r))
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn,
@@ -92,7 +91,8 @@ int PMPI_Grequest_complete(MPI_Request request) {
   skn_req_complete(r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Grequest_complete);
+
+#include "entries_grequest.h"
 
 int skn_api_greq_query(skn_rank *me, skn_req *r, MPI_Status *st) {
   (void)me;

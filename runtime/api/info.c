@@ -22,12 +22,10 @@ static int err(skn_rank *me, int cls, const char *fn, const char *fmt, const cha
   return skn_api_error(me, MPI_COMM_WORLD, cls, fn, fmt, detail);
 }
 
-/* Looks up the info object and, when key is wanted, checks the key. */
-static int begin(skn_rank *me, const char *fn, MPI_Info h, skn_info **out, const char *key, bool want_key) {
-  *out = info_get(me, h);
-  if (!*out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)h);
-  if (!want_key) return MPI_SUCCESS;
-  if (!key) return err(me, MPI_ERR_INFO_KEY, fn, "%s", "key=NULL");
+skn_info *skn_api_info(skn_rank *me, MPI_Info h) { return info_get(me, h); }
+
+/* Checks a key the entry point found not NULL. */
+static int check_key(skn_rank *me, const char *fn, const char *key) {
   size_t n = strnlen(key, MPI_MAX_INFO_KEY + 1);
   if (n == 0) return err(me, MPI_ERR_INFO_KEY, fn, "%s", "empty key");
   if (n > MPI_MAX_INFO_KEY) return err(me, MPI_ERR_INFO_KEY, fn, "key longer than MPI_MAX_INFO_KEY: %.40s...", key);
@@ -93,24 +91,21 @@ static bool append(skn_info *i, const char *key, const char *val) {
   return true;
 }
 
-int PMPI_Info_create(MPI_Info *info) {
-  static const char fn[] = "MPI_Info_create";
-  skn_rank *me = skn_api_self_any(fn);
-  if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
+/* The impl_ functions below are called by the entry points generated from
+ * runtime/binding/functions.txt (entries_info.h), which have found the calling rank (any
+ * time: the Info functions are allowed outside MPI_Init .. MPI_Finalize) and checked the
+ * handles, pointers and strings. */
+
+static int impl_Info_create(skn_rank *me, const char *fn, MPI_Info *info) {
   skn_info *i = calloc(1, sizeof *i);
   if (!i) return nomem(me, fn);
   return info_add(me, fn, i, info);
 }
-SKN_WEAK_ALIAS(Info_create);
 
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
-  static const char fn[] = "MPI_Info_set";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, key, true);
+static int impl_Info_set(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key, const char *value) {
+  int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
   if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
-  if (!value) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value=NULL");
   if (strnlen(value, MPI_MAX_INFO_VAL + 1) > MPI_MAX_INFO_VAL)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value of key '%s' longer than MPI_MAX_INFO_VAL",
                          key);
@@ -124,16 +119,12 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
   }
   return append(i, key, value) ? MPI_SUCCESS : nomem(me, fn);
 }
-SKN_WEAK_ALIAS(Info_set);
 
-int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
-  static const char fn[] = "MPI_Info_get";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, key, true);
+static int impl_Info_get(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key, int valuelen,
+                         char *value, int *flag) {
+  int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
   if (valuelen < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "valuelen=%d", valuelen);
-  if (!value || !flag) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "value or flag NULL");
   int k = find(i, key);
   *flag = k >= 0;
   if (k >= 0) { /* truncated to valuelen characters (the buffer holds valuelen + 1) */
@@ -144,53 +135,31 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_get);
 
-int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
-  static const char fn[] = "MPI_Info_get_valuelen";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, key, true);
+static int impl_Info_get_valuelen(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key,
+                                  int *valuelen, int *flag) {
+  int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
-  if (!valuelen || !flag) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "valuelen or flag NULL");
   int k = find(i, key);
   *flag = k >= 0;
   if (k >= 0) *valuelen = (int)strlen(i->vals[k]);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_get_valuelen);
 
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
-  static const char fn[] = "MPI_Info_get_nkeys";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, NULL, false);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!nkeys) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "nkeys=NULL");
+static int impl_Info_get_nkeys(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, int *nkeys) {
   *nkeys = i->n;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_get_nkeys);
 
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
-  static const char fn[] = "MPI_Info_get_nthkey";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, NULL, false);
-  if (rc != MPI_SUCCESS) return rc;
+static int impl_Info_get_nthkey(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, int n, char *key) {
   if (n < 0 || n >= i->n)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (the info object has %d keys)", n, i->n);
-  if (!key) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "key=NULL");
   strcpy(key, i->keys[n]); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_get_nthkey);
 
-int PMPI_Info_delete(MPI_Info info, const char *key) {
-  static const char fn[] = "MPI_Info_delete";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, key, true);
+static int impl_Info_delete(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key) {
+  int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
   if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
   int k = find(i, key);
@@ -202,15 +171,8 @@ int PMPI_Info_delete(MPI_Info info, const char *key) {
   i->n--;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_delete);
 
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
-  static const char fn[] = "MPI_Info_dup";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, NULL, false);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!newinfo) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newinfo=NULL");
+static int impl_Info_dup(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, MPI_Info *newinfo) {
   skn_info *d = calloc(1, sizeof *d);
   if (!d) return nomem(me, fn);
   for (int k = 0; k < i->n; k++)
@@ -220,12 +182,8 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
     }
   return info_add(me, fn, d, newinfo);
 }
-SKN_WEAK_ALIAS(Info_dup);
 
-int PMPI_Info_free(MPI_Info *info) {
-  static const char fn[] = "MPI_Info_free";
-  skn_rank *me = skn_api_self_any(fn);
-  if (!info) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info=NULL");
+static int impl_Info_free(skn_rank *me, const char *fn, MPI_Info *info) {
   unsigned idx = (unsigned)*info & 0xffffffu;
   skn_info *i = NULL;
   skn_rank_lock(me);
@@ -239,18 +197,15 @@ int PMPI_Info_free(MPI_Info *info) {
   *info = MPI_INFO_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_free);
 
 /* ------------------------------------------------------------------ MPI-4.0 Info_get_string */
 
-int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
-  static const char fn[] = "MPI_Info_get_string";
-  skn_rank *me = skn_api_self_any(fn);
-  skn_info *i;
-  int rc = begin(me, fn, info, &i, key, true);
+static int impl_Info_get_string(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key, int *buflen,
+                                char *value, int *flag) {
+  int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
-  if (!buflen || !flag || *buflen < 0 || (*buflen > 0 && !value))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buflen, value or flag invalid");
+  if (*buflen < 0 || (*buflen > 0 && !value))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buflen=%d, value=%p", *buflen, (void *)value);
   int k = find(i, key);
   *flag = k >= 0;
   if (k < 0) return MPI_SUCCESS;
@@ -263,7 +218,8 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
   *buflen = (int)n + 1; /* what the whole value needs */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Info_get_string);
+
+#include "entries_info.h"
 
 /* ------------------------------------------------------------------ MPI_INFO_ENV
  * Built once per process from what the job was started with (the same for every rank of

@@ -179,6 +179,11 @@ SKN_INTERNAL skn_win_view *skn_api_win(skn_rank *me, MPI_Win h);
 SKN_INTERNAL int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* ---- issue 13 (gen13): handle lookups of the generated entry points (binding/gen_c.py);
+ * NULL when h is not a valid handle of the calling rank. */
+SKN_INTERNAL struct skn_info *skn_api_info(skn_rank *me, MPI_Info h);
+SKN_INTERNAL skn_errhandler *skn_api_errhandler(skn_rank *me, MPI_Errhandler h);
+
 /* ---------------------------------------------------------------- info */
 
 typedef struct skn_info {

@@ -41,17 +41,47 @@ NOT_NULL_CHECKED = {'STATUS', 'BUFFER', 'LOCATION', 'ATTRVAL', 'EXTRA_STATE', 'A
 NOT_NULL_CHECKED |= {'ARGC', 'BUFFER_ADDR'}  # Fortran bindings (issue 15)
 
 
+# ---- issue 13 (gen13): the checks of the other api/ files. More handle kinds; a function
+# with a window or file argument reports through that object's error handler; `err=`
+# overrides the class of any check; `null` and `uncommitted` relax a handle check; handle
+# arrays with len= are checked element by element; `anytime` functions need no MPI_Init.
+HANDLE_CHECKS.update({
+    'INFO': ('skn_api_info(me, {a})', 'skn_info *', '_i', 'MPI_ERR_INFO', 'info object'),
+    'ERRHANDLER': ('skn_api_errhandler(me, {a})', 'skn_errhandler *', '_e', 'MPI_ERR_ARG', 'error handler'),
+    'WIN': ('skn_api_win(me, {a})', 'skn_win_view *', '_v', 'MPI_ERR_WIN', 'window'),
+    # api/file.c's own lookup; skn_api_error reports on a file handle through its handler
+    # (an invalid one through MPI_FILE_NULL's, as the standard asks)
+    'FILE': ('skn_api_file(me, {a})', 'skn_file *', '_f', 'MPI_ERR_FILE', 'open file'),
+})
+UNCOMMITTED_DTYPE = 'skn_api_dtype_any(me, {a})'
+NULL_HANDLE = {'INFO': 'MPI_INFO_NULL', 'ERRHANDLER': 'MPI_ERRHANDLER_NULL', 'WIN': 'MPI_WIN_NULL',
+               'COMM': 'MPI_COMM_NULL', 'GROUP': 'MPI_GROUP_NULL', 'DATATYPE': 'MPI_DATATYPE_NULL'}
+
+
+def error_call(f):
+    """How this function's entry reports: (format of the call, with {cls} and {rest})."""
+    win = next((a.name for a in f.args if a.kind == 'WIN' and a.direction == 'in' and not a.array), None)
+    if win:
+        return f'skn_api_win_error(me, {win}, {{cls}}, fn, {{rest}})'
+    obj = next((a.name for a in f.args if a.kind in ('FILE', 'COMM') and a.direction == 'in' and not a.array), None)
+    return f'skn_api_error(me, {obj or "MPI_COMM_WORLD"}, {{cls}}, fn, {{rest}})'
+# ---- end of issue 13 (gen13) block
+
+
 def entry(f):
     """PMPI_X: find the rank, check each argument in order, call impl_X."""
     fn = f'MPI_{f.short}'
-    comm = next((a.name for a in f.args if a.kind == 'COMM' and a.direction == 'in' and not a.array), None)
-    err_comm = comm or 'MPI_COMM_WORLD'
-    body = [f'static const char fn[] = "{fn}";', 'skn_rank *me = skn_api_self(fn);']
+    self_ = 'skn_api_self_any' if f.anytime else 'skn_api_self'
+    body = [f'static const char fn[] = "{fn}";', f'skn_rank *me = {self_}(fn);']
     call = ['me', 'fn']
+    report = error_call(f)
 
     def fail(cls, fmt, *vals):
         args = ''.join(', ' + v for v in vals)
-        return f'return skn_api_error(me, {err_comm}, {cls}, fn, "{fmt}"{args});'
+        return 'return ' + report.format(cls=cls, rest=f'"{fmt}"{args}') + ';'
+
+    def cls_of(a, default):
+        return 'MPI_ERR_' + a.err if a.err else default
 
     for a in f.args:
         call.append(a.name)
@@ -59,21 +89,39 @@ def entry(f):
             continue
         if a.kind in HANDLE_CHECKS and a.direction == 'in' and not a.array:
             lookup, ctype, suffix, cls, what = HANDLE_CHECKS[a.kind]
+            if a.kind == 'DATATYPE' and a.uncommitted:
+                lookup = UNCOMMITTED_DTYPE
             obj = a.name + suffix
             body.append(f'{ctype}{obj} = {lookup.format(a=a.name)};')
-            body.append(f'if (SKN_UNLIKELY(!{obj})) ' +
-                        fail(cls, f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}'))
+            bad = f'!{obj}' if not a.null else f'!{obj} && {a.name} != {NULL_HANDLE[a.kind]}'
+            msg = fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}')
+            if a.kind == 'FILE':  # a bad file handle is reported through MPI_FILE_NULL's handler
+                msg = f'return skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%#x is not a valid {what}", (unsigned){a.name});'
+            body.append(f'if (SKN_UNLIKELY({bad})) ' + msg)
             call.append(obj)
         elif a.kind in HANDLE_CHECKS and a.direction == 'in':
-            raise SystemExit(f'{fn}: arrays of handles are not checked by the generator yet ({a.name})')
+            if not a.length:
+                raise SystemExit(f'{fn}: an array of handles needs len= to be checked ({a.name})')
+            lookup, _, _, cls, what = HANDLE_CHECKS[a.kind]
+            if a.kind == 'DATATYPE' and a.uncommitted:
+                lookup = UNCOMMITTED_DTYPE
+            body.append(f'if (SKN_UNLIKELY({a.length} > 0 && !{a.name})) '
+                        + fail('MPI_ERR_ARG', f'{a.name}=NULL with {a.length}=%d', a.length))
+            body.append(f'for (int i_ = 0; i_ < {a.length}; i_++)')
+            body.append(f'  if (SKN_UNLIKELY(!{lookup.format(a=a.name + "[i_]")})) ' +
+                        fail(cls_of(a, cls), f'{a.name}[%d]=%#x is not a valid {what}', 'i_', f'(unsigned){a.name}[i_]'))
         elif a.array:
             if a.length:
                 body.append(f'if (SKN_UNLIKELY({a.length} > 0 && !{a.name})) '
-                            + fail('MPI_ERR_ARG', f'{a.name}=NULL with {a.length}=%d', a.length))
+                            + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL with {a.length}=%d', a.length))
         elif a.direction in ('out', 'inout') and a.kind not in NOT_NULL_CHECKED:
-            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail('MPI_ERR_ARG', f'{a.name}=NULL'))
-        elif a.kind == 'COUNT' and a.direction == 'in':
-            body.append(f'if (SKN_UNLIKELY({a.name} < 0)) ' + fail('MPI_ERR_' + (a.err or 'COUNT'), f'{a.name}=%d', a.name))
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
+        elif a.kind == 'STRING' and a.direction == 'in':
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
+        elif a.kind in ('COUNT', 'XCOUNT', 'AINT') and a.direction == 'in' and (a.kind == 'COUNT' or a.err):
+            pct = {'COUNT': '%d', 'XCOUNT': '%lld', 'AINT': '%td'}[a.kind]
+            val = f'(long long){a.name}' if a.kind == 'XCOUNT' else a.name
+            body.append(f'if (SKN_UNLIKELY({a.name} < 0)) ' + fail(cls_of(a, 'MPI_ERR_COUNT'), f'{a.name}={pct}', val))
     body.append(f'return impl_{f.short}({", ".join(call)});')
     lines = [f'{f.ret} PMPI_{f.short}({f.c_params()}) {{'] + ['  ' + b for b in body] + ['}', f'SKN_WEAK_ALIAS({f.short});', '']
     return '\n'.join(lines)

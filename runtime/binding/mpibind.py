@@ -22,6 +22,12 @@ calling rank, checks every argument as its kind says (see gen_c.py; `nocheck` sk
 array an error when n > 0) and calls `impl_Name(me, fn, args...)` of runtime/api/FILE.c, in
 which each handle argument is followed by the object it names. Without it, PMPI_Name is
 written by hand.
+
+Issue 13 additions (gen13): `anytime` after the header (callable outside MPI_Init ..
+MPI_Finalize, as the Info functions); `err=CLASS` applies to any checked argument (a bad
+handle, a NULL pointer or string, a negative count); `null` lets a handle be its
+MPI_X_NULL (the implementation gets a NULL object); `uncommitted` accepts a DATATYPE that is
+not committed. Arrays of handles with `len=n` are checked element by element.
 """
 import re
 from dataclasses import dataclass, field
@@ -64,6 +70,8 @@ class Arg:
     err: str = ''                # err=: the error class of a bad value, when not the kind's
     nocheck: bool = False
     max: str = ''                # max=: the longest string a STRING out receives
+    null: bool = False           # null: a handle may be its MPI_X_NULL (passed on with no object)
+    uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
 
     @property
     def ctype(self) -> str:
@@ -102,6 +110,7 @@ class Function:
     section: str = ''
     entry: str = ''              # the api/ file whose impl_ it calls, when generated
     removed: bool = False        # removed from the standard by MPI-3.0
+    anytime: bool = False        # callable before MPI_Init / after MPI_Finalize (entry: skn_api_self_any)
     args: List[Arg] = field(default_factory=list)
 
     @property
@@ -128,13 +137,14 @@ def load(path) -> List[Function]:
                     section = title
                 continue
             if not line[0].isspace():
-                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?(\s+removed)?\s*$', line)
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?(\s+removed)?(\s+anytime)?\s*$', line)
                 if not m:
                     raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file]"')
                 if m.group(1) in seen:
                     raise SyntaxError(f'{where}: {m.group(1)} described twice')
                 seen.add(m.group(1))
                 cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '', bool(m.group(4)))
+                cur.anytime = bool(m.group(5))
                 funcs.append(cur)
                 continue
             m = _ARG.match(line)
@@ -155,6 +165,10 @@ def load(path) -> List[Function]:
                     arg.noconst = True
                 elif opt == 'nocheck':
                     arg.nocheck = True
+                elif opt == 'null':
+                    arg.null = True
+                elif opt == 'uncommitted':
+                    arg.uncommitted = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):

@@ -3,6 +3,7 @@
 # PROGRAM is pmi_exchange (see its header for the modes); SKEIN_PROGRAM any program built
 # with Skein's mpicc. Prints "PASS <case>" and exits 0, exits 1 with "FAIL: ..." on
 # failure, or 77 (skipped) when a launcher the case needs is not installed.
+source "$(dirname "$0")/cases.sh" # --list: the cases below
 set -u
 case_=$1 SKEINRUN=$2 PROG=$3 SKEIN_PROG=${4:-}
 work=$(mktemp -d)

@@ -9,6 +9,7 @@
 #   skein: net: process P/NP: R ranks, E endpoints, eager sent S, rendezvous sent Z, delivered D, held H
 # proves that the job really was NP processes of one world (not NP separate jobs, which
 # would also print PASS) and counts the connections.
+source "$(dirname "$0")/cases.sh" # --list: the cases below
 set -u
 case_=$1 SKEINRUN=$2 RING=$3 ANYSOURCE=$4 STORM=$5 KILL9=$6
 work=$(mktemp -d)

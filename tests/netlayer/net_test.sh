@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one UCX transport case: net_test.sh CASE SKEINRUN NET_TEST
 # Prints "PASS <case>" and exits 0, or "FAIL: ..." with the output and exits 1.
+source "$(dirname "$0")/cases.sh" # --list: the cases below
 set -u
 case_=$1 SKEINRUN=$2 PROG=$3
 work=$(mktemp -d)
