@@ -144,16 +144,4 @@ SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm com
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
 
-/* Buffered sends (request.c). `link`, when given, is the user's (already complete)
- * request of an MPI_Ibsend or MPI_Bsend_init instance: it gets mode SKN_MODE_BUFFERED and
- * a reference to the internal send in `inner`, so MPI_Cancel can withdraw the message and
- * free its room in the attached buffer; skn_api_bsend_unlink drops that reference. */
-SKN_INTERNAL int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link);
-static inline void skn_api_bsend_unlink(skn_req *a) {
-  if (a && a->mode == SKN_MODE_BUFFERED && a->inner) {
-    skn_req_release(a->inner);
-    a->inner = NULL;
-  }
-}
-
 #endif
