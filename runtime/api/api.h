@@ -13,6 +13,10 @@
 
 #define SKN_TAG_UB 0x7fffffff
 
+/* An impl_ function of the hot path, compiled into its generated entry point (no call,
+ * no argument shuffling between the checks and the work). */
+#define SKN_API_HOT static inline __attribute__((always_inline))
+
 /* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
  * calling rank's error handler, and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)

@@ -104,24 +104,24 @@ static inline int blocking_send(skn_rank *me, const char *fn, const void *buf, i
   return MPI_SUCCESS;
 }
 
-static int impl_Send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                      int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_STANDARD);
 }
-static int impl_Ssend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Ssend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                       int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_SYNC);
 }
-static int impl_Rsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Rsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                       int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_READY);
 }
-static int impl_Bsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Bsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                       int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED);
 }
 
-static int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                      int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Status *status) {
   if (SKN_UNLIKELY(source == MPI_PROC_NULL)) {
     skn_api_proc_null_status(status);
@@ -156,7 +156,7 @@ static int completed_request(skn_rank *me, const char *fn, MPI_Comm comm, int sr
   return MPI_SUCCESS;
 }
 
-static int isend_start(skn_rank *me, const char *fn, const void *buf, int count, const skn_dtype *t, int dest,
+SKN_API_HOT int isend_start(skn_rank *me, const char *fn, const void *buf, int count, const skn_dtype *t, int dest,
                        int tag, MPI_Comm comm, const skn_comm_view *v, uint8_t mode, MPI_Request *req) {
   if (SKN_UNLIKELY(dest == MPI_PROC_NULL)) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
   skn_msg m;
@@ -186,24 +186,24 @@ static int isend_start(skn_rank *me, const char *fn, const void *buf, int count,
   return MPI_SUCCESS;
 }
 
-static int impl_Isend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Isend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                       int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
   return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_STANDARD, req);
 }
-static int impl_Issend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+SKN_API_HOT int impl_Issend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
                        const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
   return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_SYNC, req);
 }
-static int impl_Irsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+SKN_API_HOT int impl_Irsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
                        const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
   return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_READY, req);
 }
-static int impl_Ibsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+SKN_API_HOT int impl_Ibsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
                        const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
   return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED, req);
 }
 
-static int irecv_start(skn_rank *me, const char *fn, void *buf, int count, const skn_dtype *t, int source, int tag,
+SKN_API_HOT int irecv_start(skn_rank *me, const char *fn, void *buf, int count, const skn_dtype *t, int source, int tag,
                        MPI_Comm comm, const skn_comm_view *v, MPI_Request *req) {
   if (SKN_UNLIKELY(source == MPI_PROC_NULL)) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
   skn_req *r = skn_req_alloc(me);
@@ -217,7 +217,7 @@ static int irecv_start(skn_rank *me, const char *fn, void *buf, int count, const
   return MPI_SUCCESS;
 }
 
-static int impl_Irecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+SKN_API_HOT int impl_Irecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                       int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
   return irecv_start(me, fn, buf, count, t, source, tag, comm, v, req);
 }

@@ -66,7 +66,7 @@ static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
 
 /* Entry points generated into entries_request.h (included at the end): the request
  * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it. */
-static int impl_Wait(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, MPI_Status *status) {
+SKN_API_HOT int impl_Wait(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, MPI_Status *status) {
   if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     skn_api_empty_status(status);
     return MPI_SUCCESS;
@@ -233,7 +233,7 @@ SKN_WEAK_ALIAS(Waitsome);
 
 /* ------------------------------------------------------------------ test */
 
-static int impl_Test(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, int *flag, MPI_Status *status) {
+SKN_API_HOT int impl_Test(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, int *flag, MPI_Status *status) {
   if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     *flag = 1;
     skn_api_empty_status(status);
