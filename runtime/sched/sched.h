@@ -111,9 +111,7 @@ SKN_INTERNAL skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), voi
 /* Runs the workers; the calling thread becomes worker 0. Returns when all units ended. */
 SKN_INTERNAL void skn_sched_run(void);
 
-/* initial-exec here too (as at its definition, sched.c): without it every other file of
- * the shared library reads it through a __tls_get_addr call, on every MPI call. */
-SKN_INTERNAL extern __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
+SKN_INTERNAL extern __thread skn_unit *skn_sched_current_tls;
 /* The calling unit, or NULL on a thread the scheduler does not know. */
 static inline skn_unit *skn_sched_self(void) { return skn_sched_current_tls; }
 
