@@ -13,6 +13,10 @@
 
 #define SKN_TAG_UB 0x7fffffff
 
+/* An impl_ function of the hot path, compiled into its generated entry point (no call,
+ * no argument shuffling between the checks and the work). */
+#define SKN_API_HOT static inline __attribute__((always_inline))
+
 /* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
  * calling rank's error handler, and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
@@ -143,17 +147,5 @@ SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm com
 
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
-
-/* Buffered sends (request.c). `link`, when given, is the user's (already complete)
- * request of an MPI_Ibsend or MPI_Bsend_init instance: it gets mode SKN_MODE_BUFFERED and
- * a reference to the internal send in `inner`, so MPI_Cancel can withdraw the message and
- * free its room in the attached buffer; skn_api_bsend_unlink drops that reference. */
-SKN_INTERNAL int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link);
-static inline void skn_api_bsend_unlink(skn_req *a) {
-  if (a && a->mode == SKN_MODE_BUFFERED && a->inner) {
-    skn_req_release(a->inner);
-    a->inner = NULL;
-  }
-}
 
 #endif

@@ -16,42 +16,17 @@ struct skn_msg_args {
   const skn_dtype *t; /* referenced while the persistent request lives */
 };
 
-static const char *const send_names[] = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend"};
 static const char *const isend_names[] = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"};
 
-/* Reports the first bad argument of a send or receive. Returns -1 when the only
- * "problem" is a peer of MPI_PROC_NULL (the call then completes at once). Kept out of
- * line so that the checks on the fast path stay a few compares. */
-static __attribute__((noinline, cold)) int p2p_arg_error(skn_rank *me, const char *fn, bool is_recv,
-                                                        const void *buf, int count, MPI_Datatype dt, int peer,
-                                                        int tag, MPI_Comm comm) {
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
-  const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
-  if (count < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
-  if (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))
-    return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be %sin [0, %d])", tag,
-                         is_recv ? "MPI_ANY_TAG or " : "", SKN_TAG_UB);
-  if ((unsigned)peer >= (unsigned)v->comm->rsize && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))
-    return skn_api_error(me, comm, MPI_ERR_RANK, fn, "%s=%d (%scommunicator size %d)", is_recv ? "source" : "dest",
-                         peer, skn_comm_is_inter(v->comm) ? "remote group of the inter" : "", v->comm->rsize);
-  if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
-    return skn_api_error(me, comm, MPI_ERR_BUFFER, fn, "buf=NULL with count=%d", count);
-  return -1; /* MPI_PROC_NULL */
-}
+/* The entry points (generated from runtime/binding/functions.txt into entries_p2p.h,
+ * included at the end) check every argument before calling the impl_ functions below:
+ * counts, tags and ranks are in range (a rank may be MPI_PROC_NULL, and for receives
+ * MPI_ANY_SOURCE/MPI_ANY_TAG), handles are looked up once, and a NULL buffer is an error
+ * only when it would be read or written. */
 
-/* Checks send arguments and fills m. Returns MPI_SUCCESS, an error (already reported),
- * or -1 for MPI_PROC_NULL. */
-/* `resolved`: the datatype already looked up (persistent requests keep a reference, so
- * MPI_Start works after MPI_Type_free), or NULL to look up `dt`. */
-static inline int check_send_t(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
-                               const skn_dtype *resolved, int dest, int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
-  skn_comm_view *v = skn_api_comm(me, comm);
-  const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
-  if (SKN_UNLIKELY(!v || !t || (count | tag) < 0 || (unsigned)dest >= (unsigned)v->comm->rsize ||
-                   (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
-    return p2p_arg_error(me, fn, false, buf, count, dt, dest, tag, comm);
+/* The message a checked send describes. */
+static inline void fill_msg(skn_msg *m, const void *buf, int count, const skn_dtype *t, int dest, int tag,
+                            MPI_Comm comm, const skn_comm_view *v, uint8_t mode) {
   skn_comm *c = v->comm;
   m->buf = buf;
   m->count = (size_t)count;
@@ -62,17 +37,11 @@ static inline int check_send_t(skn_rank *me, const char *fn, const void *buf, in
   m->comm = comm;
   m->peer = c->rmembers[dest];
   m->mode = mode;
-  return MPI_SUCCESS;
 }
 
-static inline int check_recv_t(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt,
-                               const skn_dtype *resolved, int source, int tag, MPI_Comm comm, skn_req *r) {
-  skn_comm_view *v = skn_api_comm(me, comm);
-  const skn_dtype *t = resolved ? resolved : skn_api_dtype(me, dt);
-  if (SKN_UNLIKELY(!v || !t || count < 0 || (tag < 0 && tag != MPI_ANY_TAG) ||
-                   ((unsigned)source >= (unsigned)v->comm->rsize && source != MPI_ANY_SOURCE) ||
-                   (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
-    return p2p_arg_error(me, fn, true, buf, count, dt, source, tag, comm);
+/* A checked receive's arguments into r. */
+static inline void fill_recv(skn_req *r, void *buf, int count, const skn_dtype *t, int source, int tag,
+                             MPI_Comm comm, const skn_comm_view *v) {
   r->kind = SKN_REQ_RECV;
   r->buf = buf;
   r->count = (size_t)count;
@@ -81,16 +50,6 @@ static inline int check_recv_t(skn_rank *me, const char *fn, void *buf, int coun
   r->src = source;
   r->tag = tag;
   r->comm = comm;
-  return MPI_SUCCESS;
-}
-
-static inline int check_send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
-                             int tag, MPI_Comm comm, uint8_t mode, skn_msg *m) {
-  return check_send_t(me, fn, buf, count, dt, NULL, dest, tag, comm, mode, m);
-}
-static inline int check_recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int source,
-                             int tag, MPI_Comm comm, skn_req *r) {
-  return check_recv_t(me, fn, buf, count, dt, NULL, source, tag, comm, r);
 }
 
 /* A receive request that lives on the caller's stack for the length of a blocking call. */
@@ -100,78 +59,90 @@ static inline void stack_recv_init(skn_req *r) {
   r->queued = false;
   r->cancelled = false;
   r->truncated = false;
+  r->type_mismatch = false;
   r->next = NULL;
 }
 
-static inline int recv_result(skn_rank *me, const char *fn, const skn_req *r, MPI_Status *status) {
-  skn_api_set_status(status, r);
-  if (SKN_UNLIKELY(r->type_mismatch)) {
+static __attribute__((noinline, cold)) int recv_error(skn_rank *me, const char *fn, const skn_req *r,
+                                                     MPI_Status *status) {
+  if (r->type_mismatch) {
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TYPE;
     return skn_api_error(me, r->comm, MPI_ERR_TYPE, fn, "the message from source %d (tag %d) has a type signature "
                          "that does not match the receive's datatype", r->st_src, r->st_tag);
   }
-  if (SKN_UNLIKELY(r->truncated)) {
-    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
-    return skn_api_error(me, r->comm, MPI_ERR_TRUNCATE, fn, "a message of %zu bytes (source %d, tag %d) arrived "
-                         "for a buffer of %zu bytes", r->bytes, r->st_src, r->st_tag, r->count * r->dt->size);
-  }
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
+  return skn_api_error(me, r->comm, MPI_ERR_TRUNCATE, fn, "a message of %zu bytes (source %d, tag %d) arrived "
+                       "for a buffer of %zu bytes", r->bytes, r->st_src, r->st_tag, r->count * r->dt->size);
+}
+
+static inline int recv_result(skn_rank *me, const char *fn, const skn_req *r, MPI_Status *status) {
+  skn_api_set_status(status, r);
+  if (SKN_UNLIKELY(r->type_mismatch | r->truncated)) return recv_error(me, fn, r, status);
   return MPI_SUCCESS;
+}
+
+/* A buffered send (the protocol is the core's, core/bsend.c): its errors as MPI's. */
+static int buffered_send(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link) {
+  skn_status st = skn_bsend_start(me, m, link);
+  if (SKN_LIKELY(st == SKN_OK)) return MPI_SUCCESS;
+  if (st == SKN_ERR_NO_ROOM)
+    return skn_api_error(me, m->comm, MPI_ERR_BUFFER, fn, "no room for %zu bytes in the attached buffer (%zu bytes "
+                         "attached)", m->count * m->dt->size, me->bsend_size);
+  return skn_api_error(me, m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
 }
 
 /* ------------------------------------------------------------------ blocking */
 
-static inline int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                                MPI_Comm comm, uint8_t mode) {
-  skn_rank *me = skn_api_self(fn);
+static inline int blocking_send(skn_rank *me, const char *fn, const void *buf, int count, const skn_dtype *t,
+                                int dest, int tag, MPI_Comm comm, const skn_comm_view *v, uint8_t mode) {
+  if (SKN_UNLIKELY(dest == MPI_PROC_NULL)) return MPI_SUCCESS;
   skn_msg m;
-  int rc = check_send(me, fn, buf, count, dt, dest, tag, comm, mode, &m);
-  if (SKN_UNLIKELY(rc != MPI_SUCCESS)) return rc < 0 ? MPI_SUCCESS : rc;
-  if (mode == SKN_MODE_BUFFERED) return skn_api_bsend_start(me, &m, fn, NULL);
+  fill_msg(&m, buf, count, t, dest, tag, comm, v, mode);
+  if (mode == SKN_MODE_BUFFERED) return buffered_send(me, &m, fn, NULL);
   skn_api_enter(me, fn, NULL, dest, tag);
   skn_p2p_send(me, &m, NULL);
   skn_api_leave(me);
   return MPI_SUCCESS;
 }
 
-int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(send_names[SKN_MODE_STANDARD], buf, count, dt, dest, tag, comm, SKN_MODE_STANDARD);
+SKN_API_HOT int impl_Send(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                     int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
+  return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_STANDARD);
 }
-SKN_WEAK_ALIAS(Send);
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(send_names[SKN_MODE_SYNC], buf, count, dt, dest, tag, comm, SKN_MODE_SYNC);
+SKN_API_HOT int impl_Ssend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                      int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
+  return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_SYNC);
 }
-SKN_WEAK_ALIAS(Ssend);
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(send_names[SKN_MODE_READY], buf, count, dt, dest, tag, comm, SKN_MODE_READY);
+SKN_API_HOT int impl_Rsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                      int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
+  return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_READY);
 }
-SKN_WEAK_ALIAS(Rsend);
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(send_names[SKN_MODE_BUFFERED], buf, count, dt, dest, tag, comm, SKN_MODE_BUFFERED);
+SKN_API_HOT int impl_Bsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                      int dest, int tag, MPI_Comm comm, skn_comm_view *v) {
+  return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED);
 }
-SKN_WEAK_ALIAS(Bsend);
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Recv");
+SKN_API_HOT int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                     int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Status *status) {
+  if (SKN_UNLIKELY(source == MPI_PROC_NULL)) {
+    skn_api_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
   skn_req r;
   stack_recv_init(&r);
-  int rc = check_recv(me, "MPI_Recv", buf, count, dt, source, tag, comm, &r);
-  if (SKN_UNLIKELY(rc != MPI_SUCCESS)) {
-    if (rc < 0) skn_api_proc_null_status(status);
-    return rc < 0 ? MPI_SUCCESS : rc;
-  }
+  fill_recv(&r, buf, count, t, source, tag, comm, v);
   skn_p2p_recv(me, &r);
   if (!skn_req_done(&r)) {
-    skn_api_enter(me, "MPI_Recv", NULL, source, tag);
+    skn_api_enter(me, fn, NULL, source, tag);
     skn_req_wait(&r);
     skn_api_leave(me);
   }
-  return recv_result(me, "MPI_Recv", &r, status);
+  return recv_result(me, fn, &r, status);
 }
-SKN_WEAK_ALIAS(Recv);
 
 /* ------------------------------------------------------------------ nonblocking */
 
-/* A request that is complete from the start (MPI_PROC_NULL, buffered sends). */
+/* A request that is complete from the start (MPI_PROC_NULL). */
 static int completed_request(skn_rank *me, const char *fn, MPI_Comm comm, int src, MPI_Request *req) {
   skn_req *r = skn_req_alloc(me);
   if (!r) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
@@ -186,21 +157,17 @@ static int completed_request(skn_rank *me, const char *fn, MPI_Comm comm, int sr
   return MPI_SUCCESS;
 }
 
-static int nonblocking_send_t(const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *resolved,
-                              int dest, int tag, MPI_Comm comm, uint8_t mode, MPI_Request *req) {
-  skn_rank *me = skn_api_self(fn);
+SKN_API_HOT int isend_start(skn_rank *me, const char *fn, const void *buf, int count, const skn_dtype *t, int dest,
+                       int tag, MPI_Comm comm, const skn_comm_view *v, uint8_t mode, MPI_Request *req) {
+  if (SKN_UNLIKELY(dest == MPI_PROC_NULL)) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
   skn_msg m;
-  int rc = check_send_t(me, fn, buf, count, dt, resolved, dest, tag, comm, mode, &m);
-  if (SKN_UNLIKELY(rc != MPI_SUCCESS)) {
-    if (rc < 0) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
-    return rc;
-  }
-  if (SKN_UNLIKELY(!req)) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "request=NULL");
+  fill_msg(&m, buf, count, t, dest, tag, comm, v, mode);
   if (mode == SKN_MODE_BUFFERED) {
-    rc = completed_request(me, fn, comm, MPI_ANY_SOURCE, req);
+    /* the user's request is complete at once; it holds the internal send for MPI_Cancel */
+    int rc = completed_request(me, fn, comm, MPI_ANY_SOURCE, req);
     if (rc != MPI_SUCCESS) return rc;
     skn_req *link = skn_req_lookup(me, *req);
-    rc = skn_api_bsend_start(me, &m, fn, link);
+    rc = buffered_send(me, &m, fn, link);
     if (rc != MPI_SUCCESS) {
       link->handle_live = false;
       skn_req_release(link);
@@ -220,87 +187,76 @@ static int nonblocking_send_t(const char *fn, const void *buf, int count, MPI_Da
   return MPI_SUCCESS;
 }
 
-static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                            MPI_Comm comm, uint8_t mode, MPI_Request *req) {
-  return nonblocking_send_t(fn, buf, count, dt, NULL, dest, tag, comm, mode, req);
+SKN_API_HOT int impl_Isend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                      int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_STANDARD, req);
+}
+SKN_API_HOT int impl_Issend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                       const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_SYNC, req);
+}
+SKN_API_HOT int impl_Irsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                       const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_READY, req);
+}
+SKN_API_HOT int impl_Ibsend(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                       const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return isend_start(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED, req);
 }
 
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return nonblocking_send(isend_names[SKN_MODE_STANDARD], buf, count, dt, dest, tag, comm, SKN_MODE_STANDARD, req);
-}
-SKN_WEAK_ALIAS(Isend);
-int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return nonblocking_send(isend_names[SKN_MODE_SYNC], buf, count, dt, dest, tag, comm, SKN_MODE_SYNC, req);
-}
-SKN_WEAK_ALIAS(Issend);
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return nonblocking_send(isend_names[SKN_MODE_READY], buf, count, dt, dest, tag, comm, SKN_MODE_READY, req);
-}
-SKN_WEAK_ALIAS(Irsend);
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return nonblocking_send(isend_names[SKN_MODE_BUFFERED], buf, count, dt, dest, tag, comm, SKN_MODE_BUFFERED, req);
-}
-SKN_WEAK_ALIAS(Ibsend);
-
-static int irecv_t(void *buf, int count, MPI_Datatype dt, const skn_dtype *resolved, int source, int tag,
-                   MPI_Comm comm, MPI_Request *req) {
-  skn_rank *me = skn_api_self("MPI_Irecv");
-  if (SKN_UNLIKELY(!req)) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request=NULL");
+SKN_API_HOT int irecv_start(skn_rank *me, const char *fn, void *buf, int count, const skn_dtype *t, int source, int tag,
+                       MPI_Comm comm, const skn_comm_view *v, MPI_Request *req) {
+  if (SKN_UNLIKELY(source == MPI_PROC_NULL)) return completed_request(me, fn, comm, MPI_PROC_NULL, req);
   skn_req *r = skn_req_alloc(me);
-  if (SKN_UNLIKELY(!r)) return skn_api_error(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory for a request");
-  int rc = check_recv_t(me, "MPI_Irecv", buf, count, dt, resolved, source, tag, comm, r);
-  if (SKN_UNLIKELY(rc != MPI_SUCCESS)) {
-    skn_req_release(r);
-    if (rc < 0) return completed_request(me, "MPI_Irecv", comm, MPI_PROC_NULL, req);
-    return rc;
-  }
+  if (SKN_UNLIKELY(!r)) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+  fill_recv(r, buf, count, t, source, tag, comm, v);
   r->handle_live = true;
-  r->origin = "MPI_Irecv";
+  r->origin = fn;
   r->origin_peer = source;
   skn_p2p_recv(me, r);
   *req = skn_req_handle(r);
   return MPI_SUCCESS;
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-  return irecv_t(buf, count, dt, NULL, source, tag, comm, req);
+SKN_API_HOT int impl_Irecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                      int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return irecv_start(me, fn, buf, count, t, source, tag, comm, v, req);
 }
-SKN_WEAK_ALIAS(Irecv);
 
 /* ------------------------------------------------------------------ send-receive */
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-  static const char fn[] = "MPI_Sendrecv";
-  skn_rank *me = skn_api_self(fn);
-  skn_msg m;
-  int src_rc = check_send(me, fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, SKN_MODE_STANDARD, &m);
-  if (src_rc > 0) return src_rc;
+static int impl_Sendrecv(skn_rank *me, const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         const skn_dtype *st, int dest, int sendtag, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, const skn_dtype *rt, int source, int recvtag, MPI_Comm comm,
+                         skn_comm_view *v, MPI_Status *status) {
+  bool do_send = dest != MPI_PROC_NULL, do_recv = source != MPI_PROC_NULL;
   skn_req r;
   stack_recv_init(&r);
-  int rrc = check_recv(me, fn, recvbuf, recvcount, recvtype, source, recvtag, comm, &r);
-  if (rrc > 0) return rrc;
   /* Post the receive first so that a partner's send can copy straight into it. */
-  if (rrc == MPI_SUCCESS) skn_p2p_recv(me, &r);
+  if (do_recv) {
+    fill_recv(&r, recvbuf, recvcount, rt, source, recvtag, comm, v);
+    skn_p2p_recv(me, &r);
+  }
   skn_req *s = NULL;
-  if (src_rc == MPI_SUCCESS) {
+  if (do_send) {
+    skn_msg m;
+    fill_msg(&m, sendbuf, sendcount, st, dest, sendtag, comm, v, SKN_MODE_STANDARD);
     if (!(s = skn_req_alloc(me))) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     skn_p2p_send(me, &m, s);
   }
-  skn_api_enter(me, fn, NULL, rrc == MPI_SUCCESS ? source : dest, rrc == MPI_SUCCESS ? recvtag : sendtag);
+  skn_api_enter(me, fn, NULL, do_recv ? source : dest, do_recv ? recvtag : sendtag);
   if (s) {
     skn_req_wait(s);
     skn_req_release(s);
   }
-  if (rrc == MPI_SUCCESS) skn_req_wait(&r);
+  if (do_recv) skn_req_wait(&r);
   skn_api_leave(me);
-  if (rrc < 0) {
+  if (!do_recv) {
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
   return recv_result(me, fn, &r, status);
 }
-SKN_WEAK_ALIAS(Sendrecv);
 
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status) {
@@ -355,51 +311,46 @@ static void wait_pair(void *arg) {
   finish_pair(p);
 }
 
-static int isendrecv_start(skn_rank *me, const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                           int recvtag, MPI_Comm comm, MPI_Request *req, void *packed) {
+/* Arguments are checked by the generated entry points: nothing here can fail but memory. */
+static int isendrecv_start(skn_rank *me, const char *fn, const void *sendbuf, int sendcount, const skn_dtype *st,
+                           int dest, int sendtag, void *recvbuf, int recvcount, const skn_dtype *rt, int source,
+                           int recvtag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req, void *packed) {
+  bool do_send = dest != MPI_PROC_NULL, do_recv = source != MPI_PROC_NULL;
   sendrecv_pair *p = calloc(1, sizeof *p);
-  skn_req *o = p ? skn_req_alloc(me) : NULL, *r = o ? skn_req_alloc(me) : NULL, *s = r ? skn_req_alloc(me) : NULL;
-  int rc = !req ? skn_api_error(me, comm, MPI_ERR_ARG, fn, "request=NULL")
-           : !s ? skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request")
-                : MPI_SUCCESS;
-  /* Both sides are checked before either starts: a bad call starts nothing. */
-  skn_msg m;
-  int src_rc = rc ? rc : check_send(me, fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, SKN_MODE_STANDARD, &m);
-  int rrc = src_rc > 0 ? src_rc : check_recv(me, fn, recvbuf, recvcount, recvtype, source, recvtag, comm, r);
-  if (rc || src_rc > 0 || rrc > 0) {
+  skn_req *o = p ? skn_req_alloc(me) : NULL, *r = o && do_recv ? skn_req_alloc(me) : NULL;
+  skn_req *s = o && do_send ? skn_req_alloc(me) : NULL;
+  if (!o || (do_recv && !r) || (do_send && !s)) {
     for (skn_req *x[] = {o, r, s}, **i = x; i < x + 3; i++)
       if (*i) skn_req_release(*i);
     free(p);
     free(packed);
-    return rc ? rc : src_rc > 0 ? src_rc : rrc;
+    return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   }
   *p = (sendrecv_pair){.outer = o, .packed = packed};
   o->kind = SKN_REQ_RECV;
   o->comm = comm;
   o->origin = fn;
-  o->origin_peer = rrc == MPI_SUCCESS ? source : dest;
-  o->tag = rrc == MPI_SUCCESS ? recvtag : sendtag;
+  o->origin_peer = do_recv ? source : dest;
+  o->tag = do_recv ? recvtag : sendtag;
   o->dt = skn_api_dtype(me, MPI_BYTE);
   o->st_src = MPI_PROC_NULL; /* the status when the receive is from MPI_PROC_NULL */
   o->st_tag = MPI_ANY_TAG;
   o->handle_live = true;
   *req = skn_req_handle(o);
-  if (rrc == MPI_SUCCESS) {
+  if (do_recv) {
+    fill_recv(r, recvbuf, recvcount, rt, source, recvtag, comm, v);
     r->origin = fn;
     r->origin_peer = source;
     skn_p2p_recv(me, r);
     p->recv = r;
-  } else {
-    skn_req_release(r);
   }
-  if (src_rc == MPI_SUCCESS) {
+  if (do_send) {
+    skn_msg m;
+    fill_msg(&m, sendbuf, sendcount, st, dest, sendtag, comm, v, SKN_MODE_STANDARD);
     s->origin = fn;
     s->origin_peer = dest;
     skn_p2p_send(me, &m, s);
     p->send = s;
-  } else {
-    skn_req_release(s);
   }
   if ((!p->send || skn_req_done(p->send)) && (!p->recv || skn_req_done(p->recv))) {
     finish_pair(p); /* already complete: no unit needed */
@@ -411,48 +362,34 @@ static int isendrecv_start(skn_rank *me, const char *fn, const void *sendbuf, in
   return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *req) {
-  static const char fn[] = "MPI_Isendrecv";
-  return isendrecv_start(skn_api_self(fn), fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                         recvtype, source, recvtag, comm, req, NULL);
+static int impl_Isendrecv(skn_rank *me, const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          const skn_dtype *st, int dest, int sendtag, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, const skn_dtype *rt, int source, int recvtag, MPI_Comm comm,
+                          skn_comm_view *v, MPI_Request *req) {
+  (void)sendtype, (void)recvtype;
+  return isendrecv_start(me, fn, sendbuf, sendcount, st, dest, sendtag, recvbuf, recvcount, rt, source, recvtag, comm,
+                         v, req, NULL);
 }
-SKN_WEAK_ALIAS(Isendrecv);
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
-                           MPI_Comm comm, MPI_Request *req) {
-  static const char fn[] = "MPI_Isendrecv_replace";
-  skn_rank *me = skn_api_self(fn);
-  const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)dt);
-  if (count < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Isendrecv_replace(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt,
+                                  const skn_dtype *t, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                                  skn_comm_view *v, MPI_Request *req) {
+  (void)dt;
   /* The outgoing data is packed now: from here on buf is the receive buffer. */
   size_t bytes = (size_t)count * t->size;
   if (bytes > INT_MAX) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "%zu bytes is more than one send carries", bytes);
   void *packed = malloc(bytes ? bytes : 1);
   if (!packed) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", bytes);
   skn_dt_pack(packed, buf, t, bytes);
-  return isendrecv_start(me, fn, packed, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag, comm, req,
-                         packed);
+  return isendrecv_start(me, fn, packed, (int)bytes, skn_api_dtype(me, MPI_BYTE), dest, sendtag, buf, count, t, source,
+                         recvtag, comm, v, req, packed);
 }
-SKN_WEAK_ALIAS(Isendrecv_replace);
 
 /* ------------------------------------------------------------------ persistent */
 
-static int persistent_init(const char *fn, bool is_recv, uint8_t mode, const void *buf, int count, MPI_Datatype dt,
-                           int peer, int tag, MPI_Comm comm, MPI_Request *req) {
-  skn_rank *me = skn_api_self(fn);
-  if (!req) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "request=NULL");
-  /* Check the arguments now, as MPI_Start has no way to report them well. */
-  int rc;
-  if (is_recv) {
-    skn_req probe_args;
-    rc = check_recv(me, fn, (void *)(uintptr_t)buf, count, dt, peer, tag, comm, &probe_args);
-  } else {
-    skn_msg m;
-    rc = check_send(me, fn, buf, count, dt, peer, tag, comm, mode, &m);
-  }
-  if (rc > 0) return rc;
+/* Arguments were checked by the entry point, as MPI_Start has no way to report them well. */
+static int persistent_init(skn_rank *me, const char *fn, bool is_recv, uint8_t mode, const void *buf, int count,
+                           MPI_Datatype dt, const skn_dtype *t, int peer, int tag, MPI_Comm comm, MPI_Request *req) {
   skn_req *r = skn_req_alloc(me);
   skn_msg_args *a = malloc(sizeof *a);
   if (!r || !a) {
@@ -460,7 +397,7 @@ static int persistent_init(const char *fn, bool is_recv, uint8_t mode, const voi
     if (r) skn_req_release(r);
     return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   }
-  *a = (skn_msg_args){is_recv, mode, (void *)(uintptr_t)buf, count, peer, tag, dt, comm, skn_api_dtype(me, dt)};
+  *a = (skn_msg_args){is_recv, mode, (void *)(uintptr_t)buf, count, peer, tag, dt, comm, t};
   skn_dt_retain((skn_dtype *)a->t);
   r->kind = SKN_REQ_PERSISTENT;
   r->persist = a;
@@ -473,26 +410,26 @@ static int persistent_init(const char *fn, bool is_recv, uint8_t mode, const voi
   return MPI_SUCCESS;
 }
 
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return persistent_init("MPI_Send_init", false, SKN_MODE_STANDARD, buf, count, dt, dest, tag, comm, req);
+static int impl_Send_init(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                          const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return persistent_init(me, fn, false, SKN_MODE_STANDARD, buf, count, dt, t, dest, tag, comm, req);
 }
-SKN_WEAK_ALIAS(Send_init);
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return persistent_init("MPI_Ssend_init", false, SKN_MODE_SYNC, buf, count, dt, dest, tag, comm, req);
+static int impl_Ssend_init(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                           const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return persistent_init(me, fn, false, SKN_MODE_SYNC, buf, count, dt, t, dest, tag, comm, req);
 }
-SKN_WEAK_ALIAS(Ssend_init);
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return persistent_init("MPI_Rsend_init", false, SKN_MODE_READY, buf, count, dt, dest, tag, comm, req);
+static int impl_Rsend_init(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                           const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return persistent_init(me, fn, false, SKN_MODE_READY, buf, count, dt, t, dest, tag, comm, req);
 }
-SKN_WEAK_ALIAS(Rsend_init);
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-  return persistent_init("MPI_Bsend_init", false, SKN_MODE_BUFFERED, buf, count, dt, dest, tag, comm, req);
+static int impl_Bsend_init(skn_rank *me, const char *fn, const void *buf, int count, MPI_Datatype dt,
+                           const skn_dtype *t, int dest, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return persistent_init(me, fn, false, SKN_MODE_BUFFERED, buf, count, dt, t, dest, tag, comm, req);
 }
-SKN_WEAK_ALIAS(Bsend_init);
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-  return persistent_init("MPI_Recv_init", true, SKN_MODE_STANDARD, buf, count, dt, source, tag, comm, req);
+static int impl_Recv_init(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
+                          int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return persistent_init(me, fn, true, SKN_MODE_STANDARD, buf, count, dt, t, source, tag, comm, req);
 }
-SKN_WEAK_ALIAS(Recv_init);
 
 static int start_one(skn_rank *me, MPI_Request *handle) {
   static const char fn[] = "MPI_Start";
@@ -501,11 +438,12 @@ static int start_one(skn_rank *me, MPI_Request *handle) {
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "not a persistent request");
   if (p->inner) return skn_api_error(me, p->comm, MPI_ERR_REQUEST, fn, "the request is already active");
   const skn_msg_args *a = p->persist;
+  skn_comm_view *v = skn_api_comm(me, a->comm);
+  if (!v) return skn_api_error(me, a->comm, MPI_ERR_COMM, fn, "the request's communicator was freed");
   MPI_Request inner;
   int rc;
-  if (a->is_recv) rc = irecv_t(a->buf, a->count, a->dt, a->t, a->peer, a->tag, a->comm, &inner);
-  else rc = nonblocking_send_t(isend_names[a->mode], a->buf, a->count, a->dt, a->t, a->peer, a->tag, a->comm, a->mode,
-                               &inner);
+  if (a->is_recv) rc = irecv_start(me, "MPI_Irecv", a->buf, a->count, a->t, a->peer, a->tag, a->comm, v, &inner);
+  else rc = isend_start(me, isend_names[a->mode], a->buf, a->count, a->t, a->peer, a->tag, a->comm, v, a->mode, &inner);
   if (rc != MPI_SUCCESS) return rc;
   p->inner = skn_req_lookup(me, inner);
   p->inner->handle_live = false; /* reachable only through the persistent request */
@@ -535,3 +473,5 @@ void skn_api_persistent_free(skn_req *r) {
   free(r->persist);
   r->persist = NULL;
 }
+
+#include "entries_p2p.h"

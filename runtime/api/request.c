@@ -26,7 +26,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   int io_err = a->io_err, io_handle = a->comm;
   size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
-  skn_api_bsend_unlink(a);
+  skn_bsend_unlink(a);
   if (r->kind == SKN_REQ_PERSISTENT) {
     r->inner = NULL;
     skn_req_release(a);
@@ -58,32 +58,27 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   return MPI_SUCCESS;
 }
 
-static void bsend_cancel(skn_rank *me, skn_req *a);
-
 static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
   skn_api_enter(me, fn, a->origin, a->origin_peer, a->tag);
 }
 
 /* ------------------------------------------------------------------ wait */
 
-int PMPI_Wait(MPI_Request *req, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Wait");
-  if (*req == MPI_REQUEST_NULL) {
+/* Entry points generated into entries_request.h (included at the end): the request
+ * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it. */
+SKN_API_HOT int impl_Wait(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, MPI_Status *status) {
+  if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     skn_api_empty_status(status);
     return MPI_SUCCESS;
   }
-  int rc;
-  skn_req *r = lookup_or_error(me, "MPI_Wait", *req, &rc);
-  if (!r) return rc;
   skn_req *a = skn_api_active(r);
   if (a && !skn_req_done(a)) {
-    enter_wait(me, "MPI_Wait", a);
+    enter_wait(me, fn, a);
     skn_req_wait(a);
     skn_api_leave(me);
   }
-  return skn_api_request_finish(me, "MPI_Wait", req, r, status);
+  return skn_api_request_finish(me, fn, req, r, status);
 }
-SKN_WEAK_ALIAS(Wait);
 
 /* Sets error fields of statuses for MPI_ERR_IN_STATUS. */
 static int finish_in_status(skn_rank *me, const char *fn, MPI_Request *h, skn_req *r, MPI_Status *statuses, int i,
@@ -238,16 +233,12 @@ SKN_WEAK_ALIAS(Waitsome);
 
 /* ------------------------------------------------------------------ test */
 
-int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Test");
-  if (*req == MPI_REQUEST_NULL) {
+SKN_API_HOT int impl_Test(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, int *flag, MPI_Status *status) {
+  if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     *flag = 1;
     skn_api_empty_status(status);
     return MPI_SUCCESS;
   }
-  int rc;
-  skn_req *r = lookup_or_error(me, "MPI_Test", *req, &rc);
-  if (!r) return rc;
   skn_req *a = skn_api_active(r);
   if (a && !skn_req_done(a)) {
     skn_sched_yield();
@@ -257,9 +248,8 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
     }
   }
   *flag = 1;
-  return skn_api_request_finish(me, "MPI_Test", req, r, status);
+  return skn_api_request_finish(me, fn, req, r, status);
 }
-SKN_WEAK_ALIAS(Test);
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   static const char fn[] = "MPI_Testall";
@@ -329,41 +319,34 @@ SKN_WEAK_ALIAS(Testsome);
 
 /* ------------------------------------------------------------------ request management */
 
-int PMPI_Request_free(MPI_Request *req) {
-  skn_rank *me = skn_api_self("MPI_Request_free");
+static int impl_Request_free(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r) {
   int rc;
-  skn_req *r = lookup_or_error(me, "MPI_Request_free", *req, &rc);
-  if (!r) return rc;
   if (r->kind == SKN_REQ_GREQ) {
     *req = MPI_REQUEST_NULL;
     rc = skn_api_greq_user_free(me, r);
     return rc == MPI_SUCCESS ? MPI_SUCCESS
-                             : skn_api_error(me, MPI_COMM_WORLD, rc, "MPI_Request_free",
+                             : skn_api_error(me, MPI_COMM_WORLD, rc, fn,
                                              "the free function of a generalized request returned %d", rc);
   }
   if (r->kind == SKN_REQ_PERSISTENT) {
-    skn_api_bsend_unlink(r->inner);
+    skn_bsend_unlink(r->inner);
     if (r->inner) skn_req_release(r->inner); /* it completes on its own */
     skn_api_persistent_free(r);
   }
-  skn_api_bsend_unlink(r);
+  skn_bsend_unlink(r);
   r->handle_live = false;
   *req = MPI_REQUEST_NULL;
   skn_req_release(r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Request_free);
 
-int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Request_get_status");
-  if (req == MPI_REQUEST_NULL) {
+static int impl_Request_get_status(skn_rank *me, const char *fn, MPI_Request req, skn_req *r, int *flag,
+                                   MPI_Status *status) {
+  if (!r) { /* MPI_REQUEST_NULL */
     *flag = 1;
     skn_api_empty_status(status);
     return MPI_SUCCESS;
   }
-  int rc;
-  skn_req *r = lookup_or_error(me, "MPI_Request_get_status", req, &rc);
-  if (!r) return rc;
   skn_req *a = skn_api_active(r);
   if (!a) {
     *flag = 1;
@@ -375,31 +358,25 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
   if (*flag && a->kind == SKN_REQ_GREQ) { /* the query function, without freeing */
     int qrc = skn_api_greq_query(me, a, status);
     if (qrc != MPI_SUCCESS)
-      return skn_api_error(me, MPI_COMM_WORLD, qrc, "MPI_Request_get_status",
+      return skn_api_error(me, MPI_COMM_WORLD, qrc, fn,
                            "the query function of a generalized request returned %d", qrc);
   } else if (*flag) {
     skn_api_set_status(status, a);
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Request_get_status);
 
-int PMPI_Cancel(MPI_Request *req) {
-  skn_rank *me = skn_api_self("MPI_Cancel");
-  int rc;
-  skn_req *r = lookup_or_error(me, "MPI_Cancel", *req, &rc);
-  if (!r) return rc;
+static int impl_Cancel(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r) {
   skn_req *a = skn_api_active(r);
   if (a && a->kind == SKN_REQ_GREQ) {
     int crc = skn_api_greq_cancel(me, a);
     if (crc != MPI_SUCCESS)
-      return skn_api_error(me, MPI_COMM_WORLD, crc, "MPI_Cancel",
+      return skn_api_error(me, MPI_COMM_WORLD, crc, fn,
                            "the cancel function of a generalized request returned %d", crc);
-  } else if (a && a->mode == SKN_MODE_BUFFERED && a->inner) bsend_cancel(me, a);
+  } else if (a && a->mode == SKN_MODE_BUFFERED && a->inner) skn_bsend_cancel(me, a);
   else if (a && !a->cancelled) skn_p2p_cancel(me, a); /* not cancelled if it already matched */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cancel);
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
   *flag = status->skn_cancelled;
@@ -678,82 +655,7 @@ SKN_WEAK_ALIAS(Imrecv);
 
 /* ------------------------------------------------------------------ buffered sends */
 
-/* Frees the segments whose sends have completed. The caller holds me->bsend_lock. */
-static void bsend_reclaim(skn_rank *me) {
-  for (skn_bsend_seg **p = &me->bsend_segs; *p;) {
-    skn_bsend_seg *s = *p;
-    if (skn_req_done(s->req)) {
-      *p = s->next;
-      skn_req_release(s->req);
-      free(s);
-    } else {
-      p = &s->next;
-    }
-  }
-}
-
-int skn_api_bsend_start(skn_rank *me, const skn_msg *m, const char *fn, skn_req *link) {
-  size_t bytes = m->count * m->dt->size;
-  skn_bsend_seg *seg = malloc(sizeof *seg);
-  skn_req *r = skn_req_alloc(me);
-  if (!seg || !r) {
-    free(seg);
-    if (r) skn_req_release(r);
-    return skn_api_error(me, m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
-  }
-  /* first fit between the live segments, which are kept sorted by offset; the segment is
-   * claimed under the lock, then filled and sent outside it */
-  skn_spin_lock(&me->bsend_lock);
-  bsend_reclaim(me);
-  size_t off = 0;
-  skn_bsend_seg **at = &me->bsend_segs;
-  for (; *at; at = &(*at)->next) {
-    if ((*at)->off >= off + bytes) break;
-    off = (*at)->off + (*at)->len;
-  }
-  if (!me->bsend_buf || off + bytes > me->bsend_size) {
-    skn_spin_unlock(&me->bsend_lock);
-    free(seg);
-    skn_req_release(r);
-    return skn_api_error(me, m->comm, MPI_ERR_BUFFER, fn,
-                         "no room for %zu bytes in the attached buffer (%zu bytes attached)", bytes, me->bsend_size);
-  }
-  *seg = (skn_bsend_seg){off, bytes, r, *at};
-  *at = seg;
-  skn_spin_unlock(&me->bsend_lock);
-  skn_dt_pack(me->bsend_buf + off, m->buf, m->dt, bytes);
-  skn_msg packed = *m;
-  packed.buf = me->bsend_buf + off;
-  packed.count = bytes;
-  packed.dt = &skn_dt_predefined[4]; /* MPI_BYTE */
-  packed.mode = SKN_MODE_STANDARD;
-  if (link) {
-    atomic_fetch_add(&r->refs, 1);
-    link->mode = SKN_MODE_BUFFERED;
-    link->inner = r;
-  }
-  skn_p2p_send(me, &packed, r);
-  return MPI_SUCCESS;
-}
-
-/* MPI_Cancel of a buffered send (a: the user's request, linked by bsend_start): withdraws
- * the message if no receive has matched it yet and frees its room in the buffer. */
-static void bsend_cancel(skn_rank *me, skn_req *a) {
-  skn_req *s = a->inner;
-  if (s->cancelled || skn_p2p_cancel(me, s) != SKN_OK) return;
-  a->cancelled = true;
-  skn_spin_lock(&me->bsend_lock);
-  for (skn_bsend_seg **p = &me->bsend_segs; *p; p = &(*p)->next)
-    if ((*p)->req == s) { /* (an early-completed send's segment may be reclaimed already) */
-      skn_bsend_seg *seg = *p;
-      *p = seg->next;
-      skn_req_release(s);
-      free(seg);
-      break;
-    }
-  skn_spin_unlock(&me->bsend_lock);
-}
-
+/* The protocol is the core's (core/bsend.c); here only the attach and detach calls. */
 int PMPI_Buffer_attach(void *buffer, int size) {
   skn_rank *me = skn_api_self("MPI_Buffer_attach");
   if (me->bsend_buf)
@@ -768,22 +670,13 @@ SKN_WEAK_ALIAS(Buffer_attach);
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
   skn_rank *me = skn_api_self("MPI_Buffer_detach");
+  size_t bytes;
   skn_api_enter(me, "MPI_Buffer_detach", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  for (;;) { /* waits for each send still using the buffer, holding a reference to it */
-    skn_spin_lock(&me->bsend_lock);
-    bsend_reclaim(me);
-    skn_req *pending = me->bsend_segs ? me->bsend_segs->req : NULL;
-    if (pending) atomic_fetch_add(&pending->refs, 1);
-    skn_spin_unlock(&me->bsend_lock);
-    if (!pending) break;
-    skn_req_wait(pending);
-    skn_req_release(pending);
-  }
+  skn_bsend_detach(me, (void **)buffer_addr, &bytes);
   skn_api_leave(me);
-  *(void **)buffer_addr = me->bsend_buf;
-  *size = (int)me->bsend_size;
-  me->bsend_buf = NULL;
-  me->bsend_size = 0;
+  *size = (int)bytes;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Buffer_detach);
+
+#include "entries_request.h"

@@ -68,6 +68,52 @@ def error_call(f):
 # ---- end of issue 13 (gen13) block
 
 
+# ---- point-to-point and completion (issue 13, hot13): the entry points of api/p2p.c and
+# api/request.c. Each check is one compare on the good path; a check that needs another
+# argument's object (a rank the communicator's size, a buffer the datatype's) runs after
+# every handle is looked up.
+def p2p_check(f, a, fail, body, late):
+    """Checks a REQUEST, RANK, TAG or BUFFER argument. Returns None when the argument is
+    left to the generic rules, else the object passed to impl_ after it ('' for none)."""
+    comm = next((x.name for x in f.args if x.kind == 'COMM' and x.direction == 'in' and not x.array), None)
+    if a.kind == 'REQUEST' and not a.array and a.direction != 'out':
+        # MPI_Request or MPI_Request *: the request it names (`null`: MPI_REQUEST_NULL
+        # passes, as NULL)
+        ref = a.name if a.direction == 'in' else '*' + a.name
+        if a.direction == 'inout':
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail('MPI_ERR_ARG', f'{a.name}=NULL'))
+        obj = a.name + '_r'
+        body.append(f'skn_req *{obj} = skn_req_lookup(me, {ref});')
+        cond = f'!{obj}' + (f' && {ref} != MPI_REQUEST_NULL' if a.null else '')
+        body.append(f'if (SKN_UNLIKELY({cond})) ' +
+                    fail('MPI_ERR_REQUEST', f'{a.name}=%#x is not a valid request', f'(unsigned){ref}'))
+        return obj
+    if a.kind == 'RANK' and a.direction == 'in' and not a.array and comm:
+        # one unsigned compare with the size; MPI_PROC_NULL passes to impl_
+        ok = f' && {a.name} != MPI_PROC_NULL' + (f' && {a.name} != MPI_ANY_SOURCE' if a.wildcard else '')
+        size = f'{comm}_v->comm->rsize'
+        late.append(f'if (SKN_UNLIKELY((unsigned){a.name} >= (unsigned){size}{ok})) ' +
+                    fail('MPI_ERR_RANK', f'{a.name}=%d is not a rank of the (remote) group of size %d', a.name, size))
+        return ''
+    if a.kind == 'TAG' and a.direction == 'in' and not a.array:
+        ok = f' && {a.name} != MPI_ANY_TAG' if a.wildcard else ''
+        late.append(f'if (SKN_UNLIKELY({a.name} < 0{ok})) ' +
+                    fail('MPI_ERR_TAG', f'{a.name}=%d (must be {"MPI_ANY_TAG or " if a.wildcard else ""}'
+                         f'in [0, %d])', a.name, 'SKN_TAG_UB'))
+        return ''
+    if a.kind == 'BUFFER' and a.length and not a.array:
+        i = f.args.index(a)
+        dt = next((x.name for x in f.args[i + 1:] if x.kind == 'DATATYPE'), None)
+        if not dt:
+            raise SystemExit(f'MPI_{f.short}: {a.name} len={a.length} needs a DATATYPE after it')
+        t = dt + HANDLE_CHECKS['DATATYPE'][2]
+        # NULL is a valid buffer for an empty type or one with a nonzero lower bound
+        late.append(f'if (SKN_UNLIKELY(!{a.name} && {a.length} > 0 && {t}->size > 0 && {t}->true_lb == 0)) ' +
+                    fail('MPI_ERR_BUFFER', f'{a.name}=NULL with {a.length}=%d', a.length))
+        return ''
+    return None
+
+
 def entry(f):
     """PMPI_X: find the rank, check each argument in order, call impl_X."""
     fn = f'MPI_{f.short}'
@@ -83,9 +129,15 @@ def entry(f):
     def cls_of(a, default):
         return 'MPI_ERR_' + a.err if a.err else default
 
+    late = []
     for a in f.args:
         call.append(a.name)
         if a.nocheck:
+            continue
+        extra = p2p_check(f, a, fail, body, late)
+        if extra is not None:
+            if extra:
+                call.append(extra)
             continue
         if a.kind in HANDLE_CHECKS and a.direction == 'in' and not a.array:
             lookup, ctype, suffix, cls, what = HANDLE_CHECKS[a.kind]
@@ -122,6 +174,7 @@ def entry(f):
             pct = {'COUNT': '%d', 'XCOUNT': '%lld', 'AINT': '%td'}[a.kind]
             val = f'(long long){a.name}' if a.kind == 'XCOUNT' else a.name
             body.append(f'if (SKN_UNLIKELY({a.name} < 0)) ' + fail(cls_of(a, 'MPI_ERR_COUNT'), f'{a.name}={pct}', val))
+    body += late
     body.append(f'return impl_{f.short}({", ".join(call)});')
     lines = [f'{f.ret} PMPI_{f.short}({f.c_params()}) {{'] + ['  ' + b for b in body] + ['}', f'SKN_WEAK_ALIAS({f.short});', '']
     return '\n'.join(lines)

@@ -19,8 +19,11 @@ is hidden from programs built with SKEIN_MPI_STRICT.
 `entry=FILE` has the entry point generated (gen_c.py --entries FILE): PMPI_Name finds the
 calling rank, checks every argument as its kind says (see gen_c.py; `nocheck` skips one,
 `err=ARG` reports a bad COUNT as MPI_ERR_ARG instead of MPI_ERR_COUNT, `len=n` makes a NULL
-array an error when n > 0) and calls `impl_Name(me, fn, args...)` of runtime/api/FILE.c, in
-which each handle argument is followed by the object it names. Without it, PMPI_Name is
+array an error when n > 0, and on a BUFFER makes a NULL buffer an error when n > 0 elements
+of the next DATATYPE argument are not empty; `any` lets a RANK or TAG be MPI_ANY_SOURCE or
+MPI_ANY_TAG, `null` lets a REQUEST be MPI_REQUEST_NULL) and calls `impl_Name(me, fn,
+args...)` of runtime/api/FILE.c, in which each handle argument is followed by the object
+it names. Without it, PMPI_Name is
 written by hand.
 
 Issue 13 additions (gen13): `anytime` after the header (callable outside MPI_Init ..
@@ -72,6 +75,7 @@ class Arg:
     max: str = ''                # max=: the longest string a STRING out receives
     null: bool = False           # null: a handle may be its MPI_X_NULL (passed on with no object)
     uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
+    wildcard: bool = False       # any: a RANK/TAG that may be MPI_ANY_SOURCE/MPI_ANY_TAG
 
     @property
     def ctype(self) -> str:
@@ -169,6 +173,8 @@ def load(path) -> List[Function]:
                     arg.null = True
                 elif opt == 'uncommitted':
                     arg.uncommitted = True
+                elif opt == 'any':
+                    arg.wildcard = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):

@@ -23,6 +23,7 @@ typedef enum skn_status {
   SKN_ERR_NOMEM = -2,
   SKN_ERR_NOT_FOUND = -3,
   SKN_ERR_NOT_CANCELLED = -4,
+  SKN_ERR_NO_ROOM = -5, /* buffered send: the attached buffer has no room (device.h) */
 } skn_status;
 
 /* ================================================================ datatypes */
@@ -253,7 +254,7 @@ typedef struct skn_req {
 
 SKN_INTERNAL skn_req *skn_req_alloc(struct skn_rank *me);
 SKN_INTERNAL void skn_req_release(skn_req *r);
-SKN_INTERNAL skn_req *skn_req_lookup(struct skn_rank *me, int handle);
+static inline skn_req *skn_req_lookup(struct skn_rank *me, int handle); /* below skn_rank */
 static inline int skn_req_handle(const skn_req *r) { return SKN_HANDLE(SKN_KIND_REQUEST, r->index); }
 
 static inline bool skn_req_done(const skn_req *r) {
@@ -496,6 +497,14 @@ typedef struct skn_rank {
   int nfiles;
   int file_errh;
 } skn_rank;
+
+/* The live request a user handle names, or NULL: one range check, two loads. */
+static inline skn_req *skn_req_lookup(skn_rank *me, int handle) {
+  unsigned idx = (unsigned)handle & 0xffffffu;
+  if (SKN_UNLIKELY(((unsigned)handle >> 24) != SKN_KIND_REQUEST || idx - 1 >= (unsigned)me->req_count)) return NULL;
+  skn_req *r = ((skn_req **)skn_chunk_at(&me->req_chunks, idx / SKN_REQ_CHUNK))[idx % SKN_REQ_CHUNK];
+  return SKN_LIKELY(r && r->handle_live) ? r : NULL;
+}
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
 

@@ -66,6 +66,26 @@ SKN_INTERNAL void skn_p2p_recv_matched(skn_req *r, skn_req *env);
  * `cancelled` set); SKN_ERR_NOT_CANCELLED: it matched or will, and completes normally. */
 SKN_INTERNAL skn_status skn_p2p_cancel(skn_rank *me, skn_req *r);
 
+/* BUFFERED SEND (core/bsend.c). The rank's attached buffer (MPI_Buffer_attach) is cut
+ * into segments, first fit, kept sorted by offset; a segment is claimed under
+ * me->bsend_lock (threads of a rank may send at once) and freed once its send completes.
+ * bsend_start packs m into a segment and sends the copy in standard mode: SKN_OK,
+ * SKN_ERR_NOMEM, or SKN_ERR_NO_ROOM (no buffer attached, or no segment big enough).
+ * `link`, when given, is the user's (already complete) request of an MPI_Ibsend or
+ * MPI_Bsend_init instance: it gets mode SKN_MODE_BUFFERED and a reference to the internal
+ * send in `inner`, so that bsend_cancel can withdraw the message and free its segment
+ * (SKN_OK: cancelled, `link->cancelled` set); bsend_unlink drops that reference.
+ * bsend_detach blocks until every buffered send has completed and detaches the buffer. */
+SKN_INTERNAL skn_status skn_bsend_start(skn_rank *me, const skn_msg *m, skn_req *link);
+SKN_INTERNAL skn_status skn_bsend_cancel(skn_rank *me, skn_req *link);
+SKN_INTERNAL void skn_bsend_detach(skn_rank *me, void **buf, size_t *size);
+static inline void skn_bsend_unlink(skn_req *link) {
+  if (link && link->mode == SKN_MODE_BUFFERED && link->inner) {
+    skn_req_release(link->inner);
+    link->inner = NULL;
+  }
+}
+
 /* WAIT is skn_req_wait (core.h): blocks the calling unit until r completes, spinning
  * first, polling the transports through the scheduler's poll hook, then sleeping.
  * COLLECTIVES enter through skn_coll_* (shared-memory), skn_xcoll_* (communicators that

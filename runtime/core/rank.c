@@ -346,13 +346,6 @@ void skn_req_release(skn_req *r) {
   } while (!atomic_compare_exchange_weak(&owner->req_remote_free, &head, r));
 }
 
-skn_req *skn_req_lookup(skn_rank *me, int handle) {
-  unsigned idx = (unsigned)handle & 0xffffffu;
-  if (((unsigned)handle >> 24) != SKN_KIND_REQUEST || idx == 0 || idx > (unsigned)me->req_count) return NULL;
-  skn_req *r = ((skn_req **)skn_chunk_at(&me->req_chunks, idx / SKN_REQ_CHUNK))[idx % SKN_REQ_CHUNK];
-  return (r && r->handle_live) ? r : NULL;
-}
-
 void skn_req_wait(skn_req *r) {
   if (skn_req_done(r)) return;
   skn_unit *me = skn_sched_self();

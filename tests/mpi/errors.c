@@ -189,6 +189,43 @@ int main(int argc, char **argv)
         CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG,
               "MPI_Wait(MPI_REQUEST_NULL) did not return an empty status (expected source %d "
               "tag %d got %d %d)", MPI_ANY_SOURCE, MPI_ANY_TAG, st.MPI_SOURCE, st.MPI_TAG);
+
+        /* the generated entry points (issue 13): request handles, buffers, wildcards */
+        memset(&bad, 0x5a, sizeof bad);
+        EXPECT_CLASS(MPI_Request_get_status(bad, &flag, MPI_STATUS_IGNORE), MPI_ERR_REQUEST,
+                     "MPI_Request_get_status on an invalid request handle");
+        flag = 0;
+        MPI_CHECK(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, MPI_STATUS_IGNORE));
+        CHECK(flag == 1, "MPI_Request_get_status(MPI_REQUEST_NULL) flag (expected 1 got %d)", flag);
+        r = MPI_REQUEST_NULL;
+        EXPECT_CLASS(MPI_Request_free(&r), MPI_ERR_REQUEST, "MPI_Request_free(MPI_REQUEST_NULL)");
+        r = MPI_REQUEST_NULL;
+        EXPECT_CLASS(MPI_Cancel(&r), MPI_ERR_REQUEST, "MPI_Cancel(MPI_REQUEST_NULL)");
+        EXPECT_CLASS(MPI_Wait(NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "MPI_Wait(NULL)");
+        EXPECT_CLASS(MPI_Send(NULL, 2, MPI_INT, right, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+                     "MPI_Send of 2 ints from NULL");
+        EXPECT_CLASS(MPI_Irecv(NULL, 2, MPI_INT, left, 0, MPI_COMM_WORLD, &r), MPI_ERR_BUFFER,
+                     "MPI_Irecv of 2 ints into NULL");
+        EXPECT_CLASS(MPI_Isend(x, 1, MPI_INT, right, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+                     "MPI_Isend with request=NULL");
+        EXPECT_CLASS(MPI_Send_init(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK,
+                     "MPI_Send_init to rank == size");
+        EXPECT_CLASS(MPI_Recv_init(x, 1, MPI_INT, left, -7, MPI_COMM_WORLD, &r), MPI_ERR_TAG,
+                     "MPI_Recv_init with tag -7");
+        EXPECT_CLASS(MPI_Sendrecv(x, 1, MPI_INT, right, 0, x + 1, 1, MPI_INT, size + 3, 0,
+                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_RANK,
+                     "MPI_Sendrecv from rank size+3");
+        /* NULL with nothing to move is fine; so are MPI_PROC_NULL and receive wildcards */
+        MPI_CHECK(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+        CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "MPI_Recv from MPI_PROC_NULL: source (expected %d "
+              "got %d)", MPI_PROC_NULL, st.MPI_SOURCE);
+        MPI_CHECK(MPI_Irecv(x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &r));
+        MPI_CHECK(MPI_Cancel(&r));
+        MPI_CHECK(MPI_Wait(&r, &st));
+        int cancelled = 0;
+        MPI_CHECK(MPI_Test_cancelled(&st, &cancelled));
+        CHECK(cancelled, "a cancelled MPI_ANY_SOURCE/MPI_ANY_TAG MPI_Irecv is not cancelled");
     }
 
     /* ---- truncation */
