@@ -131,11 +131,8 @@ SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handl
 static inline skn_req *skn_api_active(skn_req *r) { return r->kind == SKN_REQ_PERSISTENT ? r->inner : r; }
 
 /* Waits until every nonblocking collective this rank started on v has completed, so a
- * blocking collective keeps the issue order (coll.c). */
-SKN_INTERNAL void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v);
-static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) {
-  if (SKN_UNLIKELY(v->nbc_head != NULL)) skn_api_nbc_drain(me, v);
-}
+ * blocking collective keeps the issue order (core/nbc.c). */
+static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) { skn_nbc_order(me, v); }
 
 /* Duplicates v (handle comm) now, without ordering against pending collectives (comm.c). */
 SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,

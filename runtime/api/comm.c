@@ -629,8 +629,7 @@ static skn_comm *inter_build(skn_rank *me, inter_spec *sp, int my) {
 
 static void bcast_ints(skn_rank *me, skn_comm *c, int rank, int root, int *buf, int n) {
   skn_coll_args a = {.rbuf = buf, .rcount = (size_t)n, .rt = skn_api_dtype(me, MPI_INT), .root = root};
-  if (c->x) skn_xcoll_bcast(c, rank, &a);
-  else skn_coll_bcast(c, rank, &a);
+  c->coll->bcast(c, rank, &a);
 }
 
 enum { LC_ERR, LC_RSIZE, LC_SIDE0, LC_CTX, LC_BCTX, LC_N };

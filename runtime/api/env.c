@@ -165,7 +165,7 @@ int PMPI_Barrier(MPI_Comm comm) {
   if (SKN_UNLIKELY(!v)) return skn_api_error(me, comm, MPI_ERR_COMM, "MPI_Barrier", "comm=%#x", (unsigned)comm);
   skn_api_coll_order(me, v);
   skn_api_enter(me, "MPI_Barrier", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_coll_barrier(me, skn_comm_is_inter(v->comm) ? v->comm->bridge : v->comm);
+  v->comm->coll->barrier(v->comm, v->rank, NULL);
   skn_api_leave(me);
   return MPI_SUCCESS;
 }
