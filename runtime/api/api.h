@@ -107,12 +107,6 @@ static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, c
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
 }
 
-/* Comm_split on a communicator spanning processes (api/comm.c); `build`, if given, makes
- * the new communicator's topology in each process, holding `holders` references. */
-struct skn_topo;
-SKN_INTERNAL skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
-                                          struct skn_topo *(*build)(void *arg, int holders), void *arg);
-
 /* Generalized requests (grequest.c), kind SKN_REQ_GREQ. settle: on completion for the
  * user, runs the query function into the request's status fields and then the free
  * function; returns the first error code they returned. query: the query function only

@@ -221,7 +221,7 @@ skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
     return SKN_OK;
   }
   /* Local phase: into the representative's accumulator (the root's or leader's receive
-   * buffer, else a temporary). core/coll.c's reduce lets the root's input and output be
+   * buffer, else a temporary). core/coll_local.c's reduce lets the root's input and output be
    * one buffer, as with MPI_IN_PLACE. */
   int rep = all ? x->leaders[x->me] : rep_of(x, x->me, root);
   void *tmp = NULL;

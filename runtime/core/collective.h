@@ -34,6 +34,18 @@ SKN_INTERNAL extern const skn_coll_ops skn_coll_local_ops, skn_coll_span_ops, sk
 /* Sets c->coll from c->x and c->bridge (core/rank.c calls it at each step of creation). */
 SKN_INTERNAL void skn_coll_choose(skn_comm *c);
 
+/* ---------------------------------------------------------------- construction
+ * (core/comm_build.c) Comm_split of a communicator spanning processes. The members
+ * exchange (color, key, context id offer) through an allgather; each process builds its
+ * own copy of every new communicator with members here (its first member here creates it,
+ * with the topology `build` returns if given, holding `holders` references, and hands it
+ * to the others through the parent's local part), with the context id offered by the new
+ * rank 0. Returns the caller's new communicator (NULL for MPI_UNDEFINED, or when out of
+ * memory) and its rank there. */
+struct skn_topo;
+SKN_INTERNAL skn_comm *skn_comm_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
+                                           struct skn_topo *(*build)(void *arg, int holders), void *arg);
+
 /* ---------------------------------------------------------------- nonblocking collectives
  * (core/nbc.c) One executor unit per (rank, communicator view) runs the view's queue in
  * issue order, so every member sees the same sequence of collectives, and it progresses
