@@ -111,12 +111,6 @@ static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, c
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
 }
 
-/* Comm_split on a communicator spanning processes (api/comm.c); `build`, if given, makes
- * the new communicator's topology in each process, holding `holders` references. */
-struct skn_topo;
-SKN_INTERNAL skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
-                                          struct skn_topo *(*build)(void *arg, int holders), void *arg);
-
 /* Generalized requests (grequest.c), kind SKN_REQ_GREQ. settle: on completion for the
  * user, runs the query function into the request's status fields and then the free
  * function; returns the first error code they returned. query: the query function only
@@ -135,11 +129,8 @@ SKN_INTERNAL int skn_api_request_finish(skn_rank *me, const char *fn, int *handl
 static inline skn_req *skn_api_active(skn_req *r) { return r->kind == SKN_REQ_PERSISTENT ? r->inner : r; }
 
 /* Waits until every nonblocking collective this rank started on v has completed, so a
- * blocking collective keeps the issue order (coll.c). */
-SKN_INTERNAL void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v);
-static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) {
-  if (SKN_UNLIKELY(v->nbc_head != NULL)) skn_api_nbc_drain(me, v);
-}
+ * blocking collective keeps the issue order (core/nbc.c). */
+static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) { skn_nbc_order(me, v); }
 
 /* Duplicates v (handle comm) now, without ordering against pending collectives (comm.c). */
 SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,

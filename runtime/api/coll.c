@@ -1,5 +1,5 @@
-/* Collective calls and reduction operations: argument checks, then the core's
- * shared-address algorithms (core/coll.c). */
+/* Collective calls and reduction operations: argument checks, then the algorithm the
+ * communicator's collective table names (core/collective.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,195 +71,23 @@ static int check_counts(coll_ctx *x, const char *what, const int *counts, const 
 }
 
 /* ------------------------------------------------------------------ running a collective
- * Blocking calls run the algorithm at once (after any nonblocking collective this rank
- * started earlier on the communicator). Nonblocking calls queue a task; one executor
- * unit per (rank, communicator) runs the queue in issue order, so every member sees the
- * same sequence of collectives, and it progresses while the rank computes. */
+ * The communicator's table (core/collective.h) names the algorithm; a blocking call runs
+ * it at once (after any nonblocking collective this rank started earlier on the
+ * communicator), a nonblocking one queues the same slot on the core's NBC engine. */
 
-enum coll_kind { K_BARRIER, K_BCAST, K_GATHER, K_SCATTER, K_ALLGATHER, K_ALLTOALL, K_REDUCE, K_ALLREDUCE,
-                 K_REDUCE_SCATTER, K_SCAN, K_EXSCAN, K_IDUP };
+#define OPS(x) ((x)->v->comm->coll)
 
-typedef struct skn_nbc {
-  struct skn_nbc *next;
-  enum coll_kind kind;
-  skn_comm_view *v;
-  skn_comm *comm;
-  int rank;
-  skn_req *req;
-  skn_coll_args a;
-  void *owned[2]; /* freed when the task completes */
-  MPI_Comm handle; /* K_IDUP: the parent, and where the new handle goes */
-  MPI_Comm *newcomm;
-} skn_nbc;
-
-static skn_status run_inter(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
-  switch (k) {
-    case K_BARRIER: skn_icoll_barrier(c); return SKN_OK;
-    case K_BCAST: skn_icoll_bcast(c, rank, a); return SKN_OK;
-    case K_GATHER: skn_icoll_gather(c, rank, a); return SKN_OK;
-    case K_SCATTER: skn_icoll_scatter(c, rank, a); return SKN_OK;
-    case K_ALLGATHER: skn_icoll_allgather(c, rank, a); return SKN_OK;
-    case K_ALLTOALL: skn_icoll_alltoall(c, rank, a); return SKN_OK;
-    case K_REDUCE: return skn_icoll_reduce(c, rank, a, false);
-    case K_ALLREDUCE: return skn_icoll_reduce(c, rank, a, true);
-    case K_REDUCE_SCATTER: return skn_icoll_reduce_scatter(c, rank, a);
-    case K_SCAN:
-    case K_EXSCAN: /* refused by the API layer */
-    case K_IDUP: break;
-  }
-  return SKN_OK;
-}
-
-static skn_status run_spanning(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
-  switch (k) {
-    case K_BARRIER: skn_xcoll_barrier(c); return SKN_OK;
-    case K_BCAST: skn_xcoll_bcast(c, rank, a); return SKN_OK;
-    case K_GATHER: skn_xcoll_gather(c, rank, a); return SKN_OK;
-    case K_SCATTER: skn_xcoll_scatter(c, rank, a); return SKN_OK;
-    case K_ALLGATHER: skn_xcoll_allgather(c, rank, a); return SKN_OK;
-    case K_ALLTOALL: return skn_xcoll_alltoall(c, rank, a);
-    case K_REDUCE: return skn_xcoll_reduce(c, rank, a, false);
-    case K_ALLREDUCE: return skn_xcoll_reduce(c, rank, a, true);
-    case K_REDUCE_SCATTER: return skn_xcoll_reduce_scatter(c, rank, a);
-    case K_SCAN: return skn_xcoll_scan(c, rank, a, false);
-    case K_EXSCAN: return skn_xcoll_scan(c, rank, a, true);
-    case K_IDUP: break;
-  }
-  return SKN_OK;
-}
-
-static skn_status run_kind(enum coll_kind k, skn_comm *c, int rank, skn_coll_args *a) {
-  if (skn_comm_is_inter(c)) return run_inter(k, c, rank, a);
-  if (SKN_UNLIKELY(c->x != NULL)) return run_spanning(k, c, rank, a);
-  switch (k) {
-    case K_BARRIER: skn_coll_barrier(NULL, c); return SKN_OK;
-    case K_BCAST: skn_coll_bcast(c, rank, a); return SKN_OK;
-    case K_GATHER: skn_coll_gather(c, rank, a); return SKN_OK;
-    case K_SCATTER: skn_coll_scatter(c, rank, a); return SKN_OK;
-    case K_ALLGATHER: skn_coll_allgather(c, rank, a); return SKN_OK;
-    case K_ALLTOALL: skn_coll_alltoall(c, rank, a); return SKN_OK;
-    case K_REDUCE: return skn_coll_reduce(c, rank, a, false);
-    case K_ALLREDUCE: return skn_coll_reduce(c, rank, a, true);
-    case K_REDUCE_SCATTER: return skn_coll_reduce_scatter(c, rank, a);
-    case K_SCAN: return skn_coll_scan(c, rank, a, false);
-    case K_EXSCAN: return skn_coll_scan(c, rank, a, true);
-    case K_IDUP: break; /* run by the executor itself */
-  }
-  return SKN_OK;
-}
-
-/* A queued task keeps its derived datatypes alive even if the user frees them. */
-static void nbc_types(skn_nbc *t, bool hold) {
-  skn_rank *me = skn_rank_self();
-  const skn_dtype *single[2] = {t->a.st, t->a.rt};
-  for (int i = 0; i < 2; i++) {
-    if (!single[i]) continue;
-    if (hold) skn_dt_retain((skn_dtype *)single[i]);
-    else skn_dt_release(me, (skn_dtype *)single[i]);
-  }
-  for (int side = 0; side < 2; side++) {
-    const skn_dtype *const *arr = side ? t->a.rts : t->a.sts;
-    for (int i = 0; arr && i < t->comm->rsize; i++) {
-      if (hold) skn_dt_retain((skn_dtype *)arr[i]);
-      else skn_dt_release(me, (skn_dtype *)arr[i]);
-    }
-  }
-}
-
-static void nbc_executor(void *arg) {
-  skn_comm_view *v = arg;
-  skn_rank *me = skn_rank_self();
-  for (;;) {
-    skn_rank_lock(me);
-    skn_nbc *t = v->nbc_head;
-    if (!t) {
-      v->nbc_running = false;
-      skn_unit *drainer = v->nbc_drainer;
-      v->nbc_drainer = NULL;
-      skn_rank_unlock(me);
-      if (drainer) skn_sched_wake(drainer);
-      return;
-    }
-    skn_rank_unlock(me);
-    if (t->kind == K_IDUP) {
-      if (skn_api_comm_dup_now(me, "MPI_Comm_idup", t->handle, v, t->newcomm) != MPI_SUCCESS)
-        *t->newcomm = MPI_COMM_NULL;
-    } else if (run_kind(t->kind, t->comm, t->rank, &t->a) != SKN_OK) {
-      skn_log("rank %d: a nonblocking collective ran out of memory", me->world_rank);
-    }
-    skn_rank_lock(me);
-    v->nbc_head = t->next;
-    if (!v->nbc_head) v->nbc_tail = NULL;
-    skn_rank_unlock(me);
-    nbc_types(t, false);
-    skn_req_complete(t->req);
-    free(t->owned[0]);
-    free(t->owned[1]);
-    free(t);
-  }
-}
-
-void skn_api_nbc_drain(skn_rank *me, skn_comm_view *v) {
-  skn_unit *self = skn_sched_self();
-  for (;;) {
-    skn_sched_prepare_wait(self);
-    skn_rank_lock(me);
-    bool empty = v->nbc_head == NULL;
-    if (!empty) v->nbc_drainer = self;
-    skn_rank_unlock(me);
-    if (empty) break;
-    skn_sched_wait(self);
-  }
-  skn_sched_done_waiting(self);
-}
-
-/* Runs collective k now (req == NULL) or queues it and returns a request. */
-static int dispatch_task(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned,
-                         MPI_Comm *newcomm);
-static int dispatch(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned) {
-  return dispatch_task(x, k, a, req, owned, NULL);
-}
-
-static int dispatch_task(coll_ctx *x, enum coll_kind k, skn_coll_args *a, MPI_Request *req, void *owned,
-                         MPI_Comm *newcomm) {
+static int dispatch(coll_ctx *x, skn_coll_fn run, skn_coll_args *a, MPI_Request *req, void *owned) {
   if (!req) {
-    skn_api_coll_order(x->me, x->v);
+    skn_nbc_order(x->me, x->v);
     enter(x);
-    skn_status st = run_kind(k, x->v->comm, x->v->rank, a);
+    skn_status st = run(x->v->comm, x->v->rank, a);
     leave(x);
     free(owned);
     return st == SKN_OK ? MPI_SUCCESS : skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory");
   }
-  skn_nbc *t = calloc(1, sizeof *t);
-  skn_req *r = t ? skn_req_alloc(x->me) : NULL;
-  if (!r) {
-    free(t);
-    free(owned);
-    return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a request");
-  }
-  r->kind = SKN_REQ_SEND; /* completes without a message status */
-  r->comm = x->comm;
-  r->st_src = MPI_ANY_SOURCE;
-  r->st_tag = MPI_ANY_TAG;
-  r->origin = x->fn;
-  r->origin_peer = MPI_UNDEFINED;
-  r->handle_live = true;
-  *t = (skn_nbc){.kind = k, .v = x->v, .comm = x->v->comm, .rank = x->v->rank, .req = r, .a = *a,
-                 .owned = {owned, NULL}, .handle = x->comm, .newcomm = newcomm};
-  nbc_types(t, true);
-  skn_rank *me = x->me;
-  skn_rank_lock(me);
-  if (x->v->nbc_tail) x->v->nbc_tail->next = t;
-  else x->v->nbc_head = t;
-  x->v->nbc_tail = t;
-  bool start = !x->v->nbc_running;
-  x->v->nbc_running = true;
-  skn_rank_unlock(me);
-  if (start) {
-    int w = me->unit->worker ? me->unit->worker->id : 0;
-    if (!skn_sched_spawn_sized(w, nbc_executor, x->v, me, 256 << 10))
-      skn_fatal("rank %d: %s: cannot start the collective executor", me->world_rank, x->fn);
-  }
+  skn_req *r = skn_nbc_start(x->me, x->v, x->comm, x->fn, run, a, owned, NULL, NULL);
+  if (!r) return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a request");
   *req = skn_req_handle(r);
   return MPI_SUCCESS;
 }
@@ -274,11 +102,11 @@ static int bcast_common(const char *fn, void *buf, int count, MPI_Datatype dt, i
   if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
   if (is_inter(&x) && root == MPI_PROC_NULL) { /* takes part, moves no data */
     skn_coll_args a = {.root = root};
-    return dispatch(&x, K_BCAST, &a, req, NULL);
+    return dispatch(&x, OPS(&x)->bcast, &a, req, NULL);
   }
   if ((rc = check_buf(&x, "", buf, count, dt, &t))) return rc;
   skn_coll_args a = {.rbuf = buf, .rcount = (size_t)count, .rt = t, .root = root};
-  return dispatch(&x, K_BCAST, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->bcast, &a, req, NULL);
 }
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
@@ -291,13 +119,29 @@ int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, 
 }
 SKN_WEAK_ALIAS(Ibcast);
 
+typedef struct idup_task {
+  MPI_Comm parent;
+  MPI_Comm *newcomm;
+} idup_task;
+
+/* Run by the NBC engine in its turn: duplicating is itself collective over the parent. */
+static void idup_run(skn_rank *me, skn_comm_view *v, void *arg) {
+  idup_task *t = arg;
+  if (skn_api_comm_dup_now(me, "MPI_Comm_idup", t->parent, v, t->newcomm) != MPI_SUCCESS) *t->newcomm = MPI_COMM_NULL;
+}
+
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req) {
   coll_ctx x;
   int rc = begin(&x, "MPI_Comm_idup", comm);
   if (rc) return rc;
   if (!newcomm || !req) return skn_api_error(x.me, comm, MPI_ERR_ARG, x.fn, "newcomm or request NULL");
-  skn_coll_args a = {0};
-  return dispatch_task(&x, K_IDUP, &a, req, NULL, newcomm);
+  idup_task *t = malloc(sizeof *t);
+  if (!t) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory for a request");
+  *t = (idup_task){comm, newcomm};
+  skn_req *r = skn_nbc_start(x.me, x.v, comm, x.fn, NULL, NULL, t, idup_run, t);
+  if (!r) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory for a request");
+  *req = skn_req_handle(r);
+  return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Comm_idup);
 
@@ -306,7 +150,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
   int rc = begin(&x, "MPI_Ibarrier", comm);
   if (rc) return rc;
   skn_coll_args a = {0};
-  return dispatch(&x, K_BARRIER, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->barrier, &a, req, NULL);
 }
 SKN_WEAK_ALIAS(Ibarrier);
 
@@ -328,7 +172,7 @@ static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datat
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs,
                      .root = root};
-  return dispatch(&x, K_GATHER, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->gather, &a, req, NULL);
 }
 
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
@@ -374,7 +218,7 @@ static int scatter_common(const char *fn, const void *sbuf, int scount, const in
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .scounts = scounts,
                      .sdispls = displs, .rbuf = rbuf, .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt,
                      .root = root};
-  return dispatch(&x, K_SCATTER, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->scatter, &a, req, NULL);
 }
 
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
@@ -413,7 +257,7 @@ static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Da
   if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs};
-  return dispatch(&x, K_ALLGATHER, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->allgather, &a, req, NULL);
 }
 
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
@@ -450,7 +294,7 @@ static int alltoall_common(const char *fn, const void *sbuf, int scount, MPI_Dat
   if ((rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)rcount, .rt = rt};
-  return dispatch(&x, K_ALLTOALL, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->alltoall, &a, req, NULL);
 }
 
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
@@ -479,7 +323,7 @@ static int alltoallv_common(const char *fn, const void *sbuf, const int scounts[
     return rc;
   skn_coll_args a = {.sbuf = sbuf, .st = st, .scounts = scounts, .sdispls = sdispls, .rbuf = rbuf, .rt = rt,
                      .rcounts = rcounts, .rdispls = rdispls};
-  return dispatch(&x, K_ALLTOALL, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->alltoall, &a, req, NULL);
 }
 
 int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
@@ -518,7 +362,7 @@ static int alltoallw_common(const char *fn, const void *sbuf, const int scounts[
   skn_coll_args a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sts = IN_PLACE(sbuf) ? NULL : sts,
                      .st = IN_PLACE(sbuf) ? NULL : sts[0], .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
                      .rts = rts, .rt = rts[0]};
-  return dispatch(&x, K_ALLTOALL, &a, req, types);
+  return dispatch(&x, OPS(&x)->alltoall, &a, req, types);
 }
 
 int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
@@ -575,13 +419,13 @@ static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count
     return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root only");
   if (!sends && !is_root) { /* MPI_PROC_NULL in the root's group: only takes part */
     skn_coll_args a = {.root = root};
-    return dispatch(&x, K_REDUCE, &a, req, NULL);
+    return dispatch(&x, OPS(&x)->reduce, &a, req, NULL);
   }
   if (sends && (rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   if (is_root && (rc = check_buf(&x, "receive", rbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count, .root = root};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  return dispatch(&x, all ? K_ALLREDUCE : K_REDUCE, &a, req, NULL);
+  return dispatch(&x, all ? OPS(&x)->allreduce : OPS(&x)->reduce, &a, req, NULL);
 }
 
 int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
@@ -627,7 +471,7 @@ static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, i
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)total, .rcount = (size_t)(rcount > 0 ? rcount : 0),
                      .rcounts = rcounts};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  return dispatch(&x, K_REDUCE_SCATTER, &a, req, NULL);
+  return dispatch(&x, OPS(&x)->reduce_scatter, &a, req, NULL);
 }
 
 int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
@@ -672,7 +516,7 @@ static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, 
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
-  return dispatch(&x, exclusive ? K_EXSCAN : K_SCAN, &a, req, NULL);
+  return dispatch(&x, exclusive ? OPS(&x)->exscan : OPS(&x)->scan, &a, req, NULL);
 }
 
 int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {

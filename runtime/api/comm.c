@@ -28,56 +28,6 @@ static int by_key(const void *x, const void *y) {
   return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
 }
 
-/* Split of a communicator that spans processes. The members exchange (color, key,
- * context id offer) through an allgather; each process builds its own copy of every new
- * communicator with members here (its first member here creates it, with the topology
- * `build` returns if given, and hands it to the others through the parent's local part),
- * with the context id offered by the new rank 0. Returns the caller's new communicator
- * (NULL for MPI_UNDEFINED, or when out of memory) and its rank there. */
-skn_comm *skn_api_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
-                             skn_topo *(*build)(void *arg, int holders), void *arg) {
-  int n = c->size, m = 0, creator = -1;
-  int offer[3] = {color, key, color == MPI_UNDEFINED ? 0 : skn_ctx_alloc()};
-  int *all = malloc(sizeof(int) * 3 * (size_t)n);
-  member_key *mk = malloc(sizeof *mk * (size_t)n);
-  skn_rank **members = malloc(sizeof *members * (size_t)n);
-  if (!all || !mk || !members)
-    skn_fatal("rank %d: out of memory creating a communicator of %d ranks", me->world_rank, n);
-  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
-  skn_coll_args g = {.sbuf = offer, .scount = 3, .st = int_t, .rbuf = all, .rcount = 3, .rt = int_t};
-  skn_xcoll_allgather(c, rank, &g);
-  skn_coll_args a = {0};
-  if (color != MPI_UNDEFINED) {
-    for (int j = 0; j < n; j++)
-      if (all[3 * j] == color) mk[m++] = (member_key){all[3 * j + 1], j};
-    qsort(mk, (size_t)m, sizeof *mk, by_key);
-    for (int i = 0; i < m; i++) {
-      members[i] = c->members[mk[i].rank];
-      if (mk[i].rank == rank) *new_rank = i;
-      if (creator < 0 && !skn_rank_is_remote(members[i])) creator = mk[i].rank;
-    }
-    if (creator == rank) {
-      skn_comm *created = skn_comm_create_ctx(all[3 * mk[0].rank + 2], m, members);
-      int here = 0;
-      for (int i = 0; i < m; i++) here += !skn_rank_is_remote(members[i]);
-      if (created && build && !(created->topo = build(arg, here))) {
-        atomic_store(&created->refs, 1); /* nobody else has seen it */
-        skn_comm_release(created);
-        created = NULL;
-      }
-      a.result = created;
-    }
-  }
-  skn_comm *local = c->x->local;
-  skn_coll_publish(local, c->x->local_of[rank], &a);
-  skn_comm *nc = color != MPI_UNDEFINED ? local->slots[c->x->local_of[creator]]->result : NULL;
-  skn_coll_barrier(me, local); /* nobody reads the slots any more */
-  free(all);
-  free(mk);
-  free(members);
-  return nc;
-}
-
 /* The topology of a dup is the parent's, shared (immutable). */
 static skn_topo *dup_topo(void *parent_topo, int holders) { return skn_topo_ref(parent_topo, holders); }
 
@@ -88,7 +38,7 @@ static int side_rank_of(const skn_comm *side, const skn_rank *me);
 static skn_comm *dup_shared(skn_rank *me, skn_comm *c, int rank) {
   int new_rank = rank;
   if (skn_comm_is_inter(c) && skn_job_g.nprocs > 1) return inter_dup_procs(me, c, rank);
-  if (c->x) return skn_api_span_split(me, c, rank, 0, rank, &new_rank, c->topo ? dup_topo : NULL, c->topo);
+  if (c->x) return skn_comm_span_split(me, c, rank, 0, rank, &new_rank, c->topo ? dup_topo : NULL, c->topo);
   /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
    * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
   bool inter = skn_comm_is_inter(c);
@@ -235,7 +185,7 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
   }
   if (c->x) {
     int new_rank = -1;
-    skn_comm *nc = skn_api_span_split(me, c, rank, color, key, &new_rank, NULL, NULL);
+    skn_comm *nc = skn_comm_span_split(me, c, rank, color, key, &new_rank, NULL, NULL);
     skn_api_leave(me);
     if (color == MPI_UNDEFINED) {
       *newcomm = MPI_COMM_NULL;
@@ -629,8 +579,7 @@ static skn_comm *inter_build(skn_rank *me, inter_spec *sp, int my) {
 
 static void bcast_ints(skn_rank *me, skn_comm *c, int rank, int root, int *buf, int n) {
   skn_coll_args a = {.rbuf = buf, .rcount = (size_t)n, .rt = skn_api_dtype(me, MPI_INT), .root = root};
-  if (c->x) skn_xcoll_bcast(c, rank, &a);
-  else skn_coll_bcast(c, rank, &a);
+  c->coll->bcast(c, rank, &a);
 }
 
 enum { LC_ERR, LC_RSIZE, LC_SIDE0, LC_CTX, LC_BCTX, LC_N };
@@ -845,7 +794,7 @@ static int merge_procs(skn_rank *me, const char *fn, MPI_Comm intercomm, skn_com
   free(highs);
   bool side0_first = h0 == h1 || !h0; /* the low group first; side 0 first on a tie */
   int key = side0_first ? me_b : me_b >= n0 ? me_b - n0 : (n - n0) + me_b;
-  skn_comm *nc = skn_api_span_split(me, bridge, me_b, consistent ? 0 : MPI_UNDEFINED, key, &new_rank, NULL, NULL);
+  skn_comm *nc = skn_comm_span_split(me, bridge, me_b, consistent ? 0 : MPI_UNDEFINED, key, &new_rank, NULL, NULL);
   skn_api_leave(me);
   if (!consistent) {
     *newintracomm = MPI_COMM_NULL;

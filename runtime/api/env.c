@@ -145,7 +145,7 @@ static inline int impl_Comm_size(skn_rank *me, const char *fn, MPI_Comm comm, sk
 static int impl_Barrier(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v) {
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_coll_barrier(me, skn_comm_is_inter(v->comm) ? v->comm->bridge : v->comm);
+  v->comm->coll->barrier(v->comm, v->rank, NULL);
   skn_api_leave(me);
   return MPI_SUCCESS;
 }

@@ -150,15 +150,13 @@ static skn_comm *local_comm(skn_file *f, int *lrank) {
 
 static void coll_bcast(skn_comm *c, int rank, void *buf, size_t bytes, int root) {
   skn_coll_args a = {.rbuf = buf, .rcount = bytes, .rt = predef(MPI_BYTE), .root = root};
-  if (c->x) skn_xcoll_bcast(c, rank, &a);
-  else skn_coll_bcast(c, rank, &a);
+  c->coll->bcast(c, rank, &a);
 }
 
 static void coll_allgather_i64(skn_comm *c, int rank, int64_t v, int64_t *all) {
   skn_coll_args a = {.sbuf = &v, .scount = 1, .st = predef(MPI_INT64_T), .rbuf = all, .rcount = 1,
                      .rt = predef(MPI_INT64_T)};
-  if (c->x) skn_xcoll_allgather(c, rank, &a);
-  else skn_coll_allgather(c, rank, &a);
+  c->coll->allgather(c, rank, &a);
 }
 
 /* The first non-zero value any member holds (errors every member must report alike). */

@@ -6,7 +6,7 @@
  * it (objects.h); MPI_Comm_dup adds the new views, MPI_Comm_free drops one.
  *
  * Neighbourhood collectives use the communicator's collective slots like the other
- * collectives (core/coll.c), not point-to-point messages: every member publishes its
+ * collectives (core/coll_local.c), not point-to-point messages: every member publishes its
  * arguments, then each member pulls every in-neighbour's block straight from that
  * neighbour's send buffer into its own receive buffer (one copy, no envelope, no
  * request, no tag space to reserve), and a last barrier keeps the send buffers alive
@@ -198,7 +198,7 @@ static int add_view(tctx *x, skn_comm *nc, int my_new, int errh, MPI_Comm *out) 
  * (my_new == 0) passes the topology it built, or NULL if building it failed; on a
  * communicator spanning processes every member of a list passes one (its process's
  * creator keeps its own). */
-/* A topology built by each member, for skn_api_span_split's creator to keep. */
+/* A topology built by each member, for skn_comm_span_split's creator to keep. */
 static skn_topo *keep_topo(void *arg, int holders) {
   skn_topo **tp = arg, *t = *tp;
   *tp = NULL;
@@ -212,7 +212,7 @@ static int derive_spanning(tctx *x, const int *sel, int my_new, skn_topo *t, MPI
   int new_rank = -1, color = my_new >= 0 ? (sel ? sel[0] : 0) : MPI_UNDEFINED;
   skn_api_coll_order(x->me, x->v);
   skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_comm *nc = skn_api_span_split(x->me, x->v->comm, x->v->rank, color, my_new, &new_rank, keep_topo, &t);
+  skn_comm *nc = skn_comm_span_split(x->me, x->v->comm, x->v->rank, color, my_new, &new_rank, keep_topo, &t);
   skn_api_leave(x->me);
   if (t) topo_free(t); /* another member's copy was kept */
   if (my_new < 0) {
@@ -863,7 +863,7 @@ static int dist_create_spanning(tctx *x, const dg_args *mine, MPI_Comm *out) {
     gp[j] = &gs[j];
   }
   dist_build b = {n, gp};
-  skn_comm *nc = skn_api_span_split(x->me, c, rank, 0, rank, &new_rank, build_dist, &b);
+  skn_comm *nc = skn_comm_span_split(x->me, c, rank, 0, rank, &new_rank, build_dist, &b);
   skn_api_leave(x->me);
   free(packed);
   free(counts);

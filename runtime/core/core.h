@@ -314,7 +314,7 @@ typedef struct skn_barrier {
   int arrived;
   _Atomic(uintptr_t) generation; /* a word the scheduler's poll can watch */
   skn_waitlist waiting;
-  /* members grouped by worker (core/coll.c), built on first use */
+  /* members grouped by worker (core/coll_local.c), built on first use */
   _Atomic(struct skn_barrier_groups *) groups;
 } skn_barrier;
 
@@ -335,7 +335,7 @@ typedef struct skn_coll_args {
   void *result;           /* a value one member hands the others (e.g. a new communicator) */
 } skn_coll_args;
 
-/* How a communicator spans processes (set up in core/rank.c, used by core/xcoll.c).
+/* How a communicator spans processes (set up in core/rank.c, used by core/coll_span.c).
  * Each process has its own copy of the communicator, with the same context id and member
  * list (other processes' ranks as proxies); collectives run in three phases: this
  * process's members through `local` (shared memory), one representative per process over
@@ -370,6 +370,7 @@ typedef struct skn_comm {
   struct skn_topo *topo; /* Cartesian / graph / distributed graph topology, or NULL (api/topo.c) */
   _Atomic(struct skn_coll_cell *) cells; /* tiny allreduce inputs: [2][size], created on first use */
   skn_xcomm *x;          /* members in other processes: see skn_xcomm; NULL when all are here */
+  const struct skn_coll_ops *coll; /* its collective algorithms (collective.h), chosen at creation */
   bool ghost;            /* an intercommunicator's side with no member here ... */
   bool frees_other;      /* ... is freed with its other side */
 } skn_comm;
@@ -383,7 +384,7 @@ typedef struct skn_comm_view {
   struct skn_attr *attrs; /* cached attributes (api/attr.c) */
   struct skn_info *info;  /* hints of MPI_Comm_set_info / dup_with_info (api/info.c), NULL: none */
   /* nonblocking collectives not yet completed, in issue order, run by one executor unit
-   * (api/coll.c); guarded by the rank's lock */
+   * (core/nbc.c); guarded by the rank's lock */
   struct skn_nbc *nbc_head, *nbc_tail;
   bool nbc_running;
   skn_unit *nbc_drainer;  /* a blocking collective waiting for the queue to empty */
@@ -571,96 +572,11 @@ SKN_INTERNAL skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int 
 SKN_INTERNAL void skn_comm_release(skn_comm *c);
 static inline bool skn_comm_is_inter(const skn_comm *c) { return c->bridge != NULL; }
 
-/* ================================================================ collectives
- * Members publish their arguments, read each other's buffers directly, and wait through
- * the scheduler. `rank` is the caller's rank in c. MPI_IN_PLACE follows the standard. */
-SKN_INTERNAL void skn_coll_barrier(skn_rank *me, skn_comm *c);
-SKN_INTERNAL void skn_coll_publish(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_coll_bcast(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_coll_gather(skn_comm *c, int rank, skn_coll_args *a);  /* (v) */
-SKN_INTERNAL void skn_coll_scatter(skn_comm *c, int rank, skn_coll_args *a); /* (v) */
-SKN_INTERNAL void skn_coll_allgather(skn_comm *c, int rank, skn_coll_args *a); /* (v) */
-SKN_INTERNAL void skn_coll_alltoall(skn_comm *c, int rank, skn_coll_args *a);  /* (v, w) */
-/* Reductions: returns SKN_ERR_NOMEM if a temporary could not be allocated. */
-SKN_INTERNAL skn_status skn_coll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
-SKN_INTERNAL skn_status skn_coll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL skn_status skn_coll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
-
-/* The same on communicators spanning processes (c->x set; core/xcoll.c): hierarchical
- * barrier, bcast, reduce and allreduce; the others by point-to-point over c's collective
- * context. skn_coll_barrier forwards to skn_xcoll_barrier itself. */
-SKN_INTERNAL void skn_xcoll_barrier(skn_comm *c);
-/* Point-to-point on c's collective context (ctx + 1), between comm ranks: sends block;
- * recv_post starts a receive into r (wait with skn_req_wait). Tags: xcoll.c's own are
- * below 32, neighborhood collectives use 32 + the sender's edge index, other agreements
- * negative numbers below MPI_ANY_TAG. */
-#define SKN_XTAG_NEIGHBOR 32
-SKN_INTERNAL void skn_xcoll_send(skn_comm *c, int from, int to, int tag, const void *buf, size_t count,
-                                 const skn_dtype *t);
-SKN_INTERNAL void skn_xcoll_recv_post(skn_req *r, skn_comm *c, int from, int tag, void *buf, size_t count,
-                                      const skn_dtype *t);
-SKN_INTERNAL void skn_xcoll_recv(skn_comm *c, int from, int tag, void *buf, size_t count, const skn_dtype *t);
-/* n receive requests for skn_xcoll_recv_post (free them), waiting on all but `skip`
- * (-1: all), and a temporary; out of memory ends the job (a collective cannot back out). */
-SKN_INTERNAL skn_req *skn_xcoll_reqs(int n);
-SKN_INTERNAL void skn_xcoll_wait_all(skn_req *r, int n, int skip);
-SKN_INTERNAL void *skn_xcoll_scratch(size_t bytes);
-SKN_INTERNAL void skn_xcoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_xcoll_gather(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_xcoll_scatter(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_xcoll_allgather(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
-SKN_INTERNAL skn_status skn_xcoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL skn_status skn_xcoll_scan(skn_comm *c, int rank, skn_coll_args *a, bool exclusive);
-
-/* Intercommunicator collectives (core/intercoll.c): c is the caller's side, rank its
- * rank in the local group. Roots follow the standard: MPI_ROOT at the root, MPI_PROC_NULL
- * elsewhere in its group, the root's rank in the other group. Counts and displacement
- * arrays are indexed by remote rank, except reduce_scatter's (local group). */
-SKN_INTERNAL void skn_icoll_barrier(skn_comm *c);
-SKN_INTERNAL void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a);
-SKN_INTERNAL skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all);
-SKN_INTERNAL skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a);
-/* Shared by coll.c and intercoll.c: acc = input(0) op ... op input(last), elements
- * [lo, hi), where input(k) reads slots[k] of `slots`. */
-SKN_INTERNAL void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a, int last, size_t lo,
-                                          size_t hi, void *acc);
-/* inout = in op inout, count elements of a->st (a's operation). */
-SKN_INTERNAL void skn_coll_apply(const skn_coll_args *a, const void *in, void *inout, size_t count);
-/* parts[0] op ... op parts[n-1] (count elements each, `stride` bytes apart) in rank order,
- * built right to left into the last part, which it returns. */
-SKN_INTERNAL char *skn_coll_reduce_in_order(const skn_coll_args *a, char *parts, size_t stride, int n, size_t count);
-/* Block j of an alltoall(v,w) layout: w variants (ts) give byte displacements and a type
- * per block, the others element displacements; *cnt and *bt describe the block. */
-SKN_INTERNAL char *skn_coll_a2a_block(const void *base, size_t count, const int *counts, const int *displs,
-                                      const skn_dtype *t, const skn_dtype *const *ts, int j, size_t *cnt,
-                                      const skn_dtype **bt);
-/* Element `elems` of a typed buffer. */
-static inline char *skn_coll_at(const void *buf, size_t elems, const skn_dtype *t) {
-  return (char *)(uintptr_t)buf + (ptrdiff_t)elems * t->extent;
-}
-/* Part i of `parts` near-equal parts of [0, count). */
-static inline void skn_coll_chunk(size_t count, int parts, int i, size_t *lo, size_t *hi) {
-  *lo = count * (size_t)i / (size_t)parts;
-  *hi = count * (size_t)(i + 1) / (size_t)parts;
-}
-SKN_INTERNAL size_t skn_coll_span(size_t n, const skn_dtype *t);
-/* Bytes for a temporary of n elements that reduction kernels write as whole C objects
- * (MPI_LONG_DOUBLE_INT's last element reaches past the span into its padding). */
-static inline size_t skn_coll_room(size_t n, const skn_dtype *t) {
-  size_t span = skn_coll_span(n, t), whole = n * (size_t)(t->extent > 0 ? t->extent : 0);
-  return span > whole ? span : whole;
-}
-
 /* Predefined reduction kernels (op.c); op and type are handle indexes. */
 SKN_INTERNAL bool skn_op_defined(int op, int type);
 SKN_INTERNAL void skn_op_apply(int op, int type, const void *in, void *inout, size_t n);
 
+#include "collective.h"
 #include "device.h"
 
 #endif

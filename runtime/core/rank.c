@@ -18,6 +18,7 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
   c->barrier.waiting.slots = calloc(2 * (size_t)size, sizeof(skn_unit *));
   c->barrier.waiting.capacity = size;
   c->slots = calloc((size_t)size, sizeof(skn_coll_args *));
+  skn_coll_choose(c);
   return c->barrier.waiting.slots && c->slots ? 0 : -1;
 }
 
@@ -124,6 +125,7 @@ int skn_comm_attach_span(skn_comm *c) {
     return -1;
   }
   c->x = x;
+  skn_coll_choose(c);
   atomic_store(&c->refs, nlocal); /* views are held by this process's members only */
   return 0;
 }
@@ -167,6 +169,8 @@ skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int nb, skn_rank 
   s1->other = s0;
   s1->bridge_off = na;
   s1->remote_off = 0;
+  skn_coll_choose(s0);
+  skn_coll_choose(s1);
   s0->frees_other = s1->ghost;
   s1->frees_other = s0->ghost;
   return s0;

@@ -10,12 +10,12 @@
 #include "core.h"
 
 /* ------------------------------------------------------------------ across processes
- * When the bridge spans processes, data moves by point-to-point on the bridge's
+ * (skn_coll_inter_span_ops) When the bridge spans processes, data moves by point-to-point on the bridge's
  * collective context: bridge rank of local member j is bridge_off + j, of remote member j
  * remote_off + j. Reductions first combine each group's inputs in rank order at its rank
  * 0 (group_reduce); the two rank 0s swap results and hand them out. */
 
-#define T_INTER 24 /* below SKN_XTAG_NEIGHBOR, apart from xcoll.c's tags */
+#define T_INTER 24 /* below SKN_XTAG_NEIGHBOR, apart from coll_span.c's tags */
 
 static inline int local_b(const skn_comm *c, int j) { return c->bridge_off + j; }
 static inline int remote_b(const skn_comm *c, int j) { return c->remote_off + j; }
@@ -158,7 +158,8 @@ static skn_status x_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   return SKN_OK;
 }
 
-/* ------------------------------------------------------------------ within one process */
+/* ------------------------------------------------------------------ within one process
+ * (skn_coll_inter_ops) */
 
 /* Publishes a; returns the remote group's slots. */
 static skn_coll_args **publish(skn_comm *c, int rank, skn_coll_args *a) {
@@ -171,10 +172,6 @@ static inline void done(skn_comm *c) { skn_coll_barrier(NULL, c->bridge); }
 void skn_icoll_barrier(skn_comm *c) { skn_coll_barrier(NULL, c->bridge); }
 
 void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) {
-    x_bcast(c, rank, a);
-    return;
-  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -185,10 +182,6 @@ void skn_icoll_bcast(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Gather(v): each member of the sending group copies its block into the root's buffer. */
 void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) {
-    x_gather(c, rank, a);
-    return;
-  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -200,10 +193,6 @@ void skn_icoll_gather(skn_comm *c, int rank, skn_coll_args *a) {
 }
 
 void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) {
-    x_scatter(c, rank, a);
-    return;
-  }
   skn_coll_args **remote = publish(c, rank, a);
   if (a->root >= 0) {
     const skn_coll_args *r = remote[a->root];
@@ -216,10 +205,6 @@ void skn_icoll_scatter(skn_comm *c, int rank, skn_coll_args *a) {
 
 /* Allgather(v): every member collects the other group's contributions. */
 void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) {
-    x_allgather(c, rank, a);
-    return;
-  }
   skn_coll_args **remote = publish(c, rank, a);
   for (int j = 0; j < c->rsize; j++) {
     const skn_coll_args *s = remote[j];
@@ -233,10 +218,6 @@ void skn_icoll_allgather(skn_comm *c, int rank, skn_coll_args *a) {
 /* Alltoall(v,w): block j of my receive buffer comes from block `rank` of remote member
  * j's send buffer. The w variants give displacements in bytes. */
 void skn_icoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) {
-    x_alltoall(c, rank, a);
-    return;
-  }
   skn_coll_args **remote = publish(c, rank, a);
   for (int j = 0; j < c->rsize; j++) {
     const skn_coll_args *s = remote[j];
@@ -265,7 +246,6 @@ static void *reduce_my_chunk(skn_comm *c, int rank, const skn_coll_args *a, size
 /* Reduce: the root receives the reduction of the other group's inputs.
  * Allreduce: each group receives the reduction of the other group's inputs. */
 skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
-  if (c->bridge->x) return x_reduce(c, rank, a, all);
   skn_coll_args **remote = publish(c, rank, a);
   bool contributes = all || a->root >= 0;
   skn_status st = SKN_OK;
@@ -285,7 +265,6 @@ skn_status skn_icoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
 /* Reduce_scatter(_block): the reduction of my group's inputs is scattered over the other
  * group by that group's counts; my chunk goes to the remote blocks it overlaps. */
 skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
-  if (c->bridge->x) return x_reduce_scatter(c, rank, a);
   skn_coll_args **remote = publish(c, rank, a);
   size_t lo, hi;
   void *acc = reduce_my_chunk(c, rank, a, a->scount, &lo, &hi);
@@ -304,3 +283,42 @@ skn_status skn_icoll_reduce_scatter(skn_comm *c, int rank, skn_coll_args *a) {
   done(c);
   return ok ? SKN_OK : SKN_ERR_NOMEM;
 }
+
+/* ------------------------------------------------------------------ the tables
+ * Scan and exscan are not defined on intercommunicators (the MPI layer refuses them). */
+
+static skn_status inter_barrier(skn_comm *c, int rank, skn_coll_args *a) {
+  (void)rank, (void)a;
+  skn_coll_barrier(NULL, c->bridge);
+  return SKN_OK;
+}
+#define VOID_SLOT(name, fn)                                              \
+  static skn_status name(skn_comm *c, int rank, skn_coll_args *a) {     \
+    fn(c, rank, a);                                                      \
+    return SKN_OK;                                                       \
+  }
+VOID_SLOT(inter_bcast, skn_icoll_bcast)
+VOID_SLOT(inter_gather, skn_icoll_gather)
+VOID_SLOT(inter_scatter, skn_icoll_scatter)
+VOID_SLOT(inter_allgather, skn_icoll_allgather)
+VOID_SLOT(inter_alltoall, skn_icoll_alltoall)
+VOID_SLOT(ispan_bcast, x_bcast)
+VOID_SLOT(ispan_gather, x_gather)
+VOID_SLOT(ispan_scatter, x_scatter)
+VOID_SLOT(ispan_allgather, x_allgather)
+VOID_SLOT(ispan_alltoall, x_alltoall)
+#undef VOID_SLOT
+static skn_status inter_reduce(skn_comm *c, int rank, skn_coll_args *a) { return skn_icoll_reduce(c, rank, a, false); }
+static skn_status inter_allreduce(skn_comm *c, int rank, skn_coll_args *a) { return skn_icoll_reduce(c, rank, a, true); }
+static skn_status ispan_reduce(skn_comm *c, int rank, skn_coll_args *a) { return x_reduce(c, rank, a, false); }
+static skn_status ispan_allreduce(skn_comm *c, int rank, skn_coll_args *a) { return x_reduce(c, rank, a, true); }
+
+const skn_coll_ops skn_coll_inter_ops = {
+    .name = "inter", .barrier = inter_barrier, .bcast = inter_bcast, .gather = inter_gather,
+    .scatter = inter_scatter, .allgather = inter_allgather, .alltoall = inter_alltoall, .reduce = inter_reduce,
+    .allreduce = inter_allreduce, .reduce_scatter = skn_icoll_reduce_scatter};
+
+const skn_coll_ops skn_coll_inter_span_ops = {
+    .name = "inter-spanning", .barrier = inter_barrier, .bcast = ispan_bcast, .gather = ispan_gather,
+    .scatter = ispan_scatter, .allgather = ispan_allgather, .alltoall = ispan_alltoall, .reduce = ispan_reduce,
+    .allreduce = ispan_allreduce, .reduce_scatter = x_reduce_scatter};

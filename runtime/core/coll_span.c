@@ -1,7 +1,7 @@
 /* Collectives on communicators whose members live in several processes.
  *
  * Barrier, bcast, reduce and allreduce are hierarchical: this process's members meet
- * through shared memory (core/coll.c on c->x->local), one representative per process
+ * through shared memory (core/coll_local.c on c->x->local), one representative per process
  * talks to the others over the transport, and the local members meet again. The
  * representative is the process's lowest comm rank, or the root itself in the root's
  * process, which saves a hop. The other collectives move data point-to-point, each rank
@@ -221,7 +221,7 @@ skn_status skn_xcoll_reduce(skn_comm *c, int rank, skn_coll_args *a, bool all) {
     return SKN_OK;
   }
   /* Local phase: into the representative's accumulator (the root's or leader's receive
-   * buffer, else a temporary). core/coll.c's reduce lets the root's input and output be
+   * buffer, else a temporary). core/coll_local.c's reduce lets the root's input and output be
    * one buffer, as with MPI_IN_PLACE. */
   int rep = all ? x->leaders[x->me] : rep_of(x, x->me, root);
   void *tmp = NULL;
@@ -401,3 +401,37 @@ skn_status skn_xcoll_alltoall(skn_comm *c, int rank, skn_coll_args *a) {
   free(copy);
   return SKN_OK;
 }
+
+/* ------------------------------------------------------------------ the table */
+
+static skn_status span_barrier(skn_comm *c, int rank, skn_coll_args *a) {
+  (void)rank, (void)a;
+  skn_xcoll_barrier(c);
+  return SKN_OK;
+}
+static skn_status span_bcast(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_xcoll_bcast(c, rank, a);
+  return SKN_OK;
+}
+static skn_status span_gather(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_xcoll_gather(c, rank, a);
+  return SKN_OK;
+}
+static skn_status span_scatter(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_xcoll_scatter(c, rank, a);
+  return SKN_OK;
+}
+static skn_status span_allgather(skn_comm *c, int rank, skn_coll_args *a) {
+  skn_xcoll_allgather(c, rank, a);
+  return SKN_OK;
+}
+static skn_status span_reduce(skn_comm *c, int rank, skn_coll_args *a) { return skn_xcoll_reduce(c, rank, a, false); }
+static skn_status span_allreduce(skn_comm *c, int rank, skn_coll_args *a) { return skn_xcoll_reduce(c, rank, a, true); }
+static skn_status span_scan(skn_comm *c, int rank, skn_coll_args *a) { return skn_xcoll_scan(c, rank, a, false); }
+static skn_status span_exscan(skn_comm *c, int rank, skn_coll_args *a) { return skn_xcoll_scan(c, rank, a, true); }
+
+const skn_coll_ops skn_coll_span_ops = {
+    .name = "spanning", .barrier = span_barrier, .bcast = span_bcast, .gather = span_gather,
+    .scatter = span_scatter, .allgather = span_allgather, .alltoall = skn_xcoll_alltoall, .reduce = span_reduce,
+    .allreduce = span_allreduce, .reduce_scatter = skn_xcoll_reduce_scatter, .scan = span_scan,
+    .exscan = span_exscan};
