@@ -79,7 +79,7 @@ SKN_INTERNAL skn_win *skn_win_create(skn_rank *me, skn_comm *c, int rank, int fl
 /* Collective over the window: the last member out frees it. */
 SKN_INTERNAL void skn_win_free(skn_rank *me, skn_win *w);
 
-/* Where displacement `off` of member `target` is, for the transports' RMA slots. */
+/* Address addr (in member target's address space) as the transports' RMA slots name it. */
 static inline skn_rma_loc skn_win_loc(skn_win *w, int target, char *addr) {
   return (skn_rma_loc){w, addr, w->t[target].rkey};
 }
