@@ -16,4 +16,12 @@ __attribute__((visibility("default"))) const skn_net_module skn_net_module_v1 = 
     .arm = skn_net_arm,
     .get_stats = skn_net_get_stats,
     .finalize = skn_net_finalize,
+    .mem_map = skn_net_mem_map,
+    .mem_unmap = skn_net_mem_unmap,
+    .rkey_unpack = skn_net_rkey_unpack,
+    .rkey_destroy = skn_net_rkey_destroy,
+    .put = skn_net_put,
+    .get = skn_net_get,
+    .atomic = skn_net_atomic,
+    .flush = skn_net_flush,
 };

@@ -67,6 +67,7 @@ typedef struct send_rec {
     skn_net_ack_hdr ack;
     skn_net_cancel_hdr cancel;
     skn_net_ctrl_hdr ctrl;
+    uint64_t operand; /* an atomic's */
   } hdr;
   size_t hlen;
   skn_net_done_fn done;
@@ -627,6 +628,181 @@ void skn_net_discard(skn_net_rndv *h) {
   free(h);
 }
 
+/* ---------------------------------------------------------------- one-sided */
+
+struct skn_net_rkey {
+  ucp_rkey_h rkey;
+};
+
+int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_t *rkey_len) {
+  ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                             .address = addr, .length = len};
+  ucp_mem_h memh;
+  bool taken = lock();
+  ucs_status_t st = ucp_mem_map(S.context, &mp, &memh);
+  void *packed = NULL;
+  size_t plen = 0;
+  if (st == UCS_OK && (st = ucp_rkey_pack(S.context, memh, &packed, &plen)) != UCS_OK) ucp_mem_unmap(S.context, memh);
+  unlock(taken);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: cannot register %zu bytes at %p: %s", len, addr, ucs_status_string(st));
+    return SKN_NET_ERR;
+  }
+  int rc = SKN_NET_OK;
+  if (plen > *rkey_len) {
+    skn_log("UCX transport: a %zu-byte remote key does not fit in %zu", plen, *rkey_len);
+    rc = SKN_NET_INVAL;
+  } else {
+    memcpy(rkey, packed, plen);
+    *rkey_len = plen;
+    *mem = (skn_net_mem *)memh;
+  }
+  ucp_rkey_buffer_release(packed);
+  if (rc != SKN_NET_OK) skn_net_mem_unmap((skn_net_mem *)memh);
+  return rc;
+}
+
+void skn_net_mem_unmap(skn_net_mem *mem) {
+  if (!mem) return;
+  bool taken = lock();
+  ucs_status_t st = ucp_mem_unmap(S.context, (ucp_mem_h)mem);
+  unlock(taken);
+  if (st != UCS_OK) skn_log("UCX transport: ucp_mem_unmap: %s", ucs_status_string(st));
+}
+
+int skn_net_rkey_unpack(int proc, const void *buf, size_t len, skn_net_rkey **out) {
+  (void)len;
+  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  skn_net_rkey *rk = malloc(sizeof *rk);
+  if (!rk) return SKN_NET_ERR;
+  bool taken = lock();
+  ucp_ep_h ep = get_ep(&S.peers[proc]);
+  ucs_status_t st = ep ? ucp_ep_rkey_unpack(ep, buf, &rk->rkey) : UCS_ERR_UNREACHABLE;
+  unlock(taken);
+  if (st != UCS_OK) {
+    skn_log("UCX transport: cannot unpack a remote key of process %d: %s", proc, ucs_status_string(st));
+    free(rk);
+    return fail_status(&S.peers[proc]);
+  }
+  *out = rk;
+  return SKN_NET_OK;
+}
+
+void skn_net_rkey_destroy(skn_net_rkey *rk) {
+  if (!rk) return;
+  bool taken = lock();
+  ucp_rkey_destroy(rk->rkey);
+  unlock(taken);
+  free(rk);
+}
+
+/* Under the lock: a record for an operation's completion callback (send_cb). */
+static send_rec *op_rec(int proc, skn_net_done_fn done, void *arg) {
+  send_rec *r = rec_alloc();
+  r->done = done;
+  r->arg = arg;
+  r->dst = proc;
+  return r;
+}
+
+/* Under the lock: what an nbx call returned. */
+static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what) {
+  if (sp == NULL) {
+    rec_free(r);
+    return SKN_NET_OK;
+  }
+  if (UCS_PTR_IS_ERR(sp)) {
+    int st = fail_status(p);
+    if (st == SKN_NET_ERR)
+      skn_log("UCX transport: %s to process %d: %s", what, p->proc, ucs_status_string(UCS_PTR_STATUS(sp)));
+    rec_free(r);
+    return st;
+  }
+  return SKN_NET_INPROGRESS;
+}
+
+static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
+               void *arg) {
+  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  peer *p = &S.peers[proc];
+  if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
+  bool taken = lock();
+  ucp_ep_h ep = get_ep(p);
+  int st = SKN_NET_ERR;
+  if (ep) {
+    send_rec *r = op_rec(proc, done, arg);
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                                 .cb.send = send_cb, .user_data = r};
+    ucs_status_ptr_t sp = put ? ucp_put_nbx(ep, buf, len, raddr, rk->rkey, &param)
+                              : ucp_get_nbx(ep, buf, len, raddr, rk->rkey, &param);
+    st = op_status(p, r, sp, put ? "put" : "get");
+  }
+  unlock(taken);
+  return st;
+}
+
+int skn_net_put(int proc, const void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
+                void *arg) {
+  return rma(true, proc, (void *)(uintptr_t)buf, len, raddr, rk, done, arg);
+}
+
+int skn_net_get(int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
+                void *arg) {
+  return rma(false, proc, buf, len, raddr, rk, done, arg);
+}
+
+int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *result, uint64_t raddr,
+                   skn_net_rkey *rk, skn_net_done_fn done, void *arg) {
+  static const ucp_atomic_op_t ops[] = {
+      [SKN_NET_AOP_ADD] = UCP_ATOMIC_OP_ADD, [SKN_NET_AOP_AND] = UCP_ATOMIC_OP_AND,
+      [SKN_NET_AOP_OR] = UCP_ATOMIC_OP_OR,   [SKN_NET_AOP_XOR] = UCP_ATOMIC_OP_XOR,
+      [SKN_NET_AOP_SWAP] = UCP_ATOMIC_OP_SWAP, [SKN_NET_AOP_CSWAP] = UCP_ATOMIC_OP_CSWAP};
+  if (proc < 0 || proc >= S.pmi->nprocs || aop < 0 || aop > SKN_NET_AOP_CSWAP || (width != 4 && width != 8) ||
+      (!result && aop >= SKN_NET_AOP_SWAP))
+    return SKN_NET_INVAL;
+  peer *p = &S.peers[proc];
+  if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
+  bool taken = lock();
+  ucp_ep_h ep = get_ep(p);
+  int st = SKN_NET_ERR;
+  if (ep) {
+    send_rec *r = op_rec(proc, done, arg);
+    r->hdr.operand = 0;
+    if (aop == SKN_NET_AOP_CSWAP) { /* UCX's order: buffer = compare, reply buffer = new value in, old out */
+      memcpy(&r->hdr.operand, result, width);
+      memcpy(result, operand, width);
+    } else {
+      memcpy(&r->hdr.operand, operand, width);
+    }
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
+                        (result ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
+        .cb.send = send_cb, .user_data = r, .datatype = ucp_dt_make_contig(width), .reply_buffer = result};
+    ucs_status_ptr_t sp = ucp_atomic_op_nbx(ep, ops[aop], &r->hdr.operand, 1, raddr, rk->rkey, &param);
+    /* the operand is read at once, but the record lives until the callback anyway */
+    st = op_status(p, r, sp, "atomic");
+  }
+  unlock(taken);
+  return st;
+}
+
+int skn_net_flush(int proc, skn_net_done_fn done, void *arg) {
+  if (proc < -1 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  bool taken = lock();
+  int st = SKN_NET_OK;
+  peer *p = &S.peers[proc < 0 ? S.pmi->proc : proc];
+  ucp_ep_h ep = proc < 0 ? NULL : p->ep;
+  if (proc < 0 || ep) { /* no endpoint: nothing was ever issued to it */
+    send_rec *r = op_rec(proc < 0 ? S.pmi->proc : proc, done, arg);
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                                 .cb.send = send_cb, .user_data = r};
+    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(S.worker, &param) : ucp_ep_flush_nbx(ep, &param);
+    st = op_status(p, r, sp, "flush");
+  }
+  unlock(taken);
+  return st;
+}
+
 /* ---------------------------------------------------------------- progress */
 
 /* Polls the pidfds of the processes on this host (cheap: one poll every 10 ms at most). */
@@ -766,7 +942,7 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   ucp_params_t params = {
       .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                     UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME,
-      .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+      .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
       .mt_workers_shared = 0,
       .estimated_num_eps = (size_t)pmi->nprocs,
       .name = "skein",

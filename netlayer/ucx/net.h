@@ -179,10 +179,46 @@ SKN_INTERNAL void skn_net_get_stats(skn_net_stats *out);
  * and destroys the worker. Collective; no other call may run concurrently or after. */
 SKN_INTERNAL int skn_net_finalize(void);
 
+/* ---------------------------------------------------------------- one-sided (RMA)
+ * Memory of this process registered for remote access, and the remote keys of other
+ * processes' registered memory. Put, get and atomics go straight into the target's
+ * memory (ucp_put_nbx/get_nbx/atomic_op_nbx); where the transport has no RMA or atomics
+ * of its own (tcp), UCX emulates them with active messages run by the target's progress
+ * (the core's progress thread), with CPU atomics: they stay atomic with the target
+ * process's own atomics on the same words. */
+typedef struct skn_net_mem skn_net_mem;
+typedef struct skn_net_rkey skn_net_rkey;
+
+/* Registers [addr, addr + len) (len > 0) and packs its remote key into rkey (capacity
+ * *rkey_len on entry, its length on return). SKN_NET_INVAL: the key does not fit. */
+SKN_INTERNAL int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_t *rkey_len);
+SKN_INTERNAL void skn_net_mem_unmap(skn_net_mem *mem);
+/* The key packed by process `proc`'s skn_net_mem_map, usable for operations to `proc`. */
+SKN_INTERNAL int skn_net_rkey_unpack(int proc, const void *rkey, size_t len, skn_net_rkey **out);
+SKN_INTERNAL void skn_net_rkey_destroy(skn_net_rkey *rk);
+
+/* Put and get of len bytes between buf and remote address raddr of process proc. Return
+ * codes as skn_net_send: `done` runs once buf may be reused (put: local completion; the
+ * data is at the target after skn_net_flush) or holds the data (get). */
+SKN_INTERNAL int skn_net_put(int proc, const void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk,
+                             skn_net_done_fn done, void *arg);
+SKN_INTERNAL int skn_net_get(int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk,
+                             skn_net_done_fn done, void *arg);
+
+enum { SKN_NET_AOP_ADD, SKN_NET_AOP_AND, SKN_NET_AOP_OR, SKN_NET_AOP_XOR, SKN_NET_AOP_SWAP, SKN_NET_AOP_CSWAP };
+/* Atomic operation aop on the width-byte (4 or 8) word at raddr, operand `*operand`
+ * (copied at once). result: NULL (ADD, AND, OR, XOR only: no reply), else the old value
+ * lands there; for CSWAP it holds the compare value on entry. */
+SKN_INTERNAL int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *result, uint64_t raddr,
+                                skn_net_rkey *rk, skn_net_done_fn done, void *arg);
+/* Remote completion: `done` runs once every put and atomic issued so far to proc (-1:
+ * to every process) is complete at its target. */
+SKN_INTERNAL int skn_net_flush(int proc, skn_net_done_fn done, void *arg);
+
 /* What libskein finds in the dlopen'ed transport (libskein-ucx.so, symbol
  * SKN_NET_MODULE_SYMBOL): the calls above, so that UCX is loaded only by multi-process
  * jobs (see netlayer/README.md). */
-#define SKN_NET_MODULE_ABI 3
+#define SKN_NET_MODULE_ABI 4 /* 4: one-sided calls */
 #define SKN_NET_MODULE_SYMBOL "skn_net_module_v1"
 typedef struct skn_net_module {
   int abi;
@@ -199,6 +235,17 @@ typedef struct skn_net_module {
   bool (*arm)(void);
   void (*get_stats)(skn_net_stats *out);
   int (*finalize)(void);
+  /* ABI 4 */
+  int (*mem_map)(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_t *rkey_len);
+  void (*mem_unmap)(skn_net_mem *mem);
+  int (*rkey_unpack)(int proc, const void *rkey, size_t len, skn_net_rkey **out);
+  void (*rkey_destroy)(skn_net_rkey *rk);
+  int (*put)(int proc, const void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
+             void *arg);
+  int (*get)(int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done, void *arg);
+  int (*atomic)(int proc, int aop, size_t width, const void *operand, void *result, uint64_t raddr,
+                skn_net_rkey *rk, skn_net_done_fn done, void *arg);
+  int (*flush)(int proc, skn_net_done_fn done, void *arg);
 } skn_net_module;
 
 #endif

@@ -85,12 +85,12 @@ static int create(const char *fn, int flavor, void *base, MPI_Aint size, int dis
     return skn_api_error(me, comm, MPI_ERR_ARG, fn, "baseptr=NULL");
   if ((rc = check_info(me, fn, info, comm)) != MPI_SUCCESS) return rc;
   skn_comm *c = cv->comm;
-  /* Every member sees the same communicator: all refuse alike, nobody waits. */
-  if (c->x)
+  /* Every member sees the same communicator and flavor: all refuse alike, nobody waits. */
+  if (c->x && (flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_DYNAMIC))
     return skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "windows whose group spans several processes are not supported yet (the communicator has "
+                         "%s windows whose group spans several processes are not supported (the communicator has "
                          "members in %d processes; see docs/user-guide.md, One-sided communication)",
-                         c->x->nprocs);
+                         flavor == MPI_WIN_FLAVOR_SHARED ? "shared-memory" : "dynamic", c->x->nprocs);
   skn_win_view *v = calloc(1, sizeof *v);
   int n = c->size;
   if (v) {
@@ -311,7 +311,8 @@ SKN_WEAK_ALIAS(Win_get_name);
  * nothing outside the target's window is ever touched. */
 typedef struct rma_target {
   skn_win *w;
-  char *addr;
+  char *addr; /* in the target's address space */
+  skn_rank *peer;
   const skn_dtype *tt;
   bool skip;
 } rma_target;
@@ -342,6 +343,7 @@ static int target(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, in
   skn_win *w = v->win;
   skn_win_target *t = &w->t[rank];
   out->w = w;
+  out->peer = skn_win_member(w, rank);
   const skn_dtype *tt = out->tt;
   /* bytes touched, relative to the first element's origin */
   ptrdiff_t last = tcount > 0 ? (ptrdiff_t)(tcount - 1) * tt->extent : 0;
@@ -398,7 +400,7 @@ static int put_get(const char *fn, bool put, void *obuf, int ocount, MPI_Datatyp
    * open epoch and bytes inside the window; everything else goes through the checks. */
   unsigned ti = (unsigned)tdt & 0xffffffu;
   if (SKN_LIKELY(odt == tdt && ocount == tcount && ((unsigned)tdt >> 24) == SKN_KIND_DATATYPE && ti - 1 < SKN_DT_PREDEFINED_COUNT - 1 &&
-                 (unsigned)rank < (unsigned)v->size && !req)) {
+                 (unsigned)rank < (unsigned)v->size && !req && !v->win->span)) {
     const skn_dtype *t = &skn_dt_predefined[ti];
     skn_win_target *wt = &v->win->t[rank];
     size_t bytes = (size_t)(unsigned)ocount * t->size;
@@ -419,9 +421,10 @@ static int put_get(const char *fn, bool put, void *obuf, int ocount, MPI_Datatyp
   if (rc == MPI_SUCCESS && !t.skip)
     rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, (size_t)tcount * t.tt->size, t.tt);
   if (rc != MPI_SUCCESS) return rc;
-  if (!t.skip) {
-    if (put) skn_dt_copy_inline(t.addr, (size_t)tcount, t.tt, obuf, (size_t)ocount, ot);
-    else skn_dt_copy_inline(obuf, (size_t)ocount, ot, t.addr, (size_t)tcount, t.tt);
+  if (!t.skip) { /* the target's transport: a copy here, UCX to another process */
+    skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
+    if (put) t.peer->tp->put(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, t.tt);
+    else t.peer->tp->get(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, t.tt);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
@@ -492,8 +495,12 @@ static int accumulate(const char *fn, const void *obuf, int ocount, MPI_Datatype
     }
     if (fetch && (size_t)rcount * rt->size != tbytes)
       return WIN_ERR(MPI_ERR_TYPE, "result data is %zu bytes, target data %zu", (size_t)rcount * rt->size, tbytes);
-    skn_rma_accumulate(t.w, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL, (size_t)rcount, rt,
-                       t.addr, (size_t)tcount, t.tt);
+    skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
+    if (t.peer->tp->accumulate(t.peer, &l, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL,
+                               (size_t)rcount, rt, (size_t)tcount, t.tt) != SKN_OK)
+      return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "accumulates on %s (%zu-byte elements) to rank %d in another "
+                     "process need 4- or 8-byte aligned elements (see docs/user-guide.md)",
+                     skn_dt_predefined[basic].name, skn_dt_predefined[basic].size, rank);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
@@ -566,7 +573,10 @@ int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Da
   rma_target t;
   rc = target(me, fn, win, v, rank, disp, 1, dt, false, &t);
   if (rc != MPI_SUCCESS || t.skip) return rc;
-  skn_rma_cas(t.w, basic, obuf, cbuf, rbuf, t.addr);
+  skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
+  if (t.peer->tp->cas(t.peer, &l, basic, obuf, cbuf, rbuf) != SKN_OK)
+    return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap on %s to rank %d in another process needs "
+                   "a 4- or 8-byte aligned element", skn_dt_predefined[basic].name, rank);
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Compare_and_swap);
@@ -584,8 +594,10 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   GET_VIEW(v);
   CHECK_ASSERT(assert);
   if (in_epoch_any(v)) return WIN_ERR(MPI_ERR_RMA_SYNC, "a PSCW or passive-target epoch is open");
-  /* Operations are complete when issued: the barrier orders everyone's before everyone's after. */
+  /* Operations are complete at the target once flushed (when issued, within the
+   * process): the barrier orders everyone's before everyone's after. */
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  if (v->win->span) skn_win_flush(v->win, -1);
   skn_coll_barrier(me, v->win->comm);
   skn_api_leave(me);
   atomic_thread_fence(memory_order_seq_cst);
@@ -725,6 +737,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   uint8_t l = v->locked[rank];
   if (!l) return WIN_ERR(MPI_ERR_RMA_SYNC, "target %d is not locked by this rank", rank);
   if (!(l & SKN_WLOCK_NOCHECK)) skn_win_unlock(v->win, rank, l & SKN_WLOCK_EXCL);
+  else if (v->win->span) skn_win_flush(v->win, rank);
   else atomic_thread_fence(memory_order_seq_cst);
   v->locked[rank] = 0;
   v->nlocked--;
@@ -758,14 +771,17 @@ int PMPI_Win_unlock_all(MPI_Win win) {
   if (!v->lock_all) return WIN_ERR(MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was not called");
   if (v->lock_all == 1)
     for (int t = 0; t < v->size; t++) skn_win_unlock(v->win, t, false);
+  else if (v->win->span) skn_win_flush(v->win, -1);
   else atomic_thread_fence(memory_order_seq_cst);
   v->lock_all = 0;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Win_unlock_all);
 
-/* Every operation is complete at the target when its call returns: flushes only order
- * memory, after checking that a passive-target epoch is open. */
+/* Within the process every operation is complete at the target when its call returns:
+ * flushes only order memory, after checking that a passive-target epoch is open. Across
+ * processes a flush waits for remote completion (flush_local too: puts are complete
+ * locally when they return, so only the stronger flush is left to do). */
 static int flush(const char *fn, int rank, MPI_Win win, bool all) {
   skn_rank *me = skn_api_self(fn);
   GET_VIEW(v);
@@ -773,6 +789,12 @@ static int flush(const char *fn, int rank, MPI_Win win, bool all) {
     return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
   bool open = v->lock_all || (all ? v->nlocked > 0 : (rank == MPI_PROC_NULL || v->locked[rank]));
   if (!open) return WIN_ERR(MPI_ERR_RMA_SYNC, "no passive-target epoch is open%s", all ? "" : " to that target");
+  if (v->win->span) {
+    skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    skn_win_flush(v->win, all || rank == MPI_PROC_NULL ? -1 : rank);
+    skn_api_leave(me);
+    return MPI_SUCCESS;
+  }
   /* The data is in place already; what follows (a flag put, a message, an unlock) must
    * not be seen before it: a release fence, free on x86. Win_sync is the full fence. */
   atomic_thread_fence(memory_order_acq_rel);

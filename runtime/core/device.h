@@ -114,6 +114,15 @@ SKN_INTERNAL bool skn_dt_sig_match_sum(const skn_dtype *recv, size_t rcount, con
  * to the UCX transport of core/remote.c. The engine calls through the peer's table and
  * never asks which transport it is. */
 struct skn_transport;
+struct skn_win;
+
+/* Where a one-sided operation lands (the RMA slots below). */
+typedef struct skn_rma_loc {
+  struct skn_win *w;
+  char *addr; /* in the target's address space */
+  void *rkey; /* the transport's key for it; NULL within the process */
+} skn_rma_loc;
+#define SKN_RMA_UNSUPPORTED (-5)
 
 typedef struct skn_transport {
   const char *name;
@@ -159,24 +168,28 @@ typedef struct skn_transport {
 
   /* FAILURE NOTICE: a transport that loses a process calls skn_dev_peer_lost (below). */
 
-  /* ONE-SIDED slots for RMA (issue 14). NULL in both transports today: a caller must
-   * check for NULL (and emulate over `send`, or fail) until a transport implements them.
-   *   put:    write n bytes from src to (target rank, window key, offset); done(arg) runs
-   *           when src may be reused (local completion).
-   *   get:    read n bytes at (target rank, window key, offset) into dst; done(arg) when
-   *           the data is in place.
-   *   atomic: apply operation `op` (an MPI_Op handle index) to n elements of predefined
-   *           type `dt` at the target with operand `src`, returning the old value in
-   *           `result` when not NULL (fetch-and-op, compare-and-swap with `compare`).
-   *   flush:  returns once every put, get and atomic to `target` (-1: every target)
-   *           issued by `me` is complete at the target (remote completion). */
-  int (*put)(skn_rank *me, skn_rank *target, uint64_t win_key, size_t offset, const void *src, size_t n,
-             void (*done)(void *arg), void *arg);
-  int (*get)(skn_rank *me, skn_rank *target, uint64_t win_key, size_t offset, void *dst, size_t n,
-             void (*done)(void *arg), void *arg);
-  int (*atomic)(skn_rank *me, skn_rank *target, uint64_t win_key, size_t offset, int op, const skn_dtype *dt,
-                size_t n, const void *src, const void *compare, void *result);
-  int (*flush)(skn_rank *me, skn_rank *target);
+  /* ONE-SIDED slots (RMA, core/rma.c). `t` names the target memory: an address in the
+   * target's address space, the remote key of the registration holding it (NULL within
+   * the process) and the window (its stripe locks). Each call returns once its origin
+   * buffers may be reused and its results are in place; the data is at the target after
+   * `flush` (the local transport: when the call returns). SKN_RMA_UNSUPPORTED: this
+   * transport cannot do it (nothing was done). Arguments were checked by the API layer.
+   *   put/get:    tcount elements of tt at the target <-> ocount of ot at obuf.
+   *   accumulate: as skn_rma_accumulate (rma.h), atomic per element with respect to
+   *               every other accumulate on the element, whichever transport issued it.
+   *   cas:        compare-and-swap of one element of predefined type `basic`.
+   *   flush:      remote completion of everything issued to target (NULL: to every
+   *               rank this transport reaches). */
+  int (*put)(skn_rank *target, const struct skn_rma_loc *t, const void *obuf, size_t ocount, const skn_dtype *ot,
+             size_t tcount, const skn_dtype *tt);
+  int (*get)(skn_rank *target, const struct skn_rma_loc *t, void *obuf, size_t ocount, const skn_dtype *ot,
+             size_t tcount, const skn_dtype *tt);
+  int (*accumulate)(skn_rank *target, const struct skn_rma_loc *t, int op, int basic, const void *origin,
+                    size_t ocount, const skn_dtype *ot, void *result, size_t rcount, const skn_dtype *rt,
+                    size_t tcount, const skn_dtype *tt);
+  int (*cas)(skn_rank *target, const struct skn_rma_loc *t, int basic, const void *origin, const void *compare,
+             void *result);
+  int (*flush)(skn_rank *target);
 } skn_transport;
 
 static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
@@ -184,6 +197,19 @@ static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
   skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
   m->peer->tp->send(me, m, r);
 }
+
+/* The local transport's RMA slots (core/rma.c): one copy, or the hardware atomics and
+ * stripe locks of skn_rma_accumulate, in place. */
+SKN_INTERNAL int skn_rma_local_put(skn_rank *target, const skn_rma_loc *t, const void *obuf, size_t ocount,
+                                   const skn_dtype *ot, size_t tcount, const skn_dtype *tt);
+SKN_INTERNAL int skn_rma_local_get(skn_rank *target, const skn_rma_loc *t, void *obuf, size_t ocount,
+                                   const skn_dtype *ot, size_t tcount, const skn_dtype *tt);
+SKN_INTERNAL int skn_rma_local_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int basic,
+                                          const void *origin, size_t ocount, const skn_dtype *ot, void *result,
+                                          size_t rcount, const skn_dtype *rt, size_t tcount, const skn_dtype *tt);
+SKN_INTERNAL int skn_rma_local_cas(skn_rank *target, const skn_rma_loc *t, int basic, const void *origin,
+                                   const void *compare, void *result);
+SKN_INTERNAL int skn_rma_local_flush(skn_rank *target);
 
 /* The one-copy transport within a process (core/local.c). */
 SKN_INTERNAL extern const skn_transport skn_local_transport;
@@ -278,6 +304,15 @@ SKN_INTERNAL void skn_remote_stall(void);
 SKN_INTERNAL bool skn_remote_poll(void);
 /* A worker is about to sleep (the scheduler's sleep hook): the progress thread takes over. */
 SKN_INTERNAL void skn_remote_sleeping(void);
+/* Window memory for the UCX transport's RMA slots (core/rma.c, windows spanning
+ * processes): registers [addr, addr + len) and packs its key into rkey (capacity
+ * *rkey_len, its length on return); false when that fails. */
+SKN_INTERNAL bool skn_remote_mem_map(void *addr, size_t len, void **mem, void *rkey, size_t *rkey_len);
+SKN_INTERNAL void skn_remote_mem_unmap(void *mem);
+/* A key packed by process proc's skn_remote_mem_map (ends the job when it cannot be used). */
+SKN_INTERNAL void *skn_remote_rkey(int proc, const void *rkey, size_t len);
+SKN_INTERNAL void skn_remote_rkey_destroy(void *rk);
+
 /* After the last local rank ended: flush, wait for the other processes, disconnect. */
 SKN_INTERNAL void skn_remote_finalize(void);
 

@@ -142,6 +142,12 @@ const skn_transport skn_local_transport = {
     .cancel_send = local_cancel_send,
     .fetch = local_fetch,
     .release = local_release,
+    /* one-sided (core/rma.c) */
+    .put = skn_rma_local_put,
+    .get = skn_rma_local_get,
+    .accumulate = skn_rma_local_accumulate,
+    .cas = skn_rma_local_cas,
+    .flush = skn_rma_local_flush,
 };
 
 /* ------------------------------------------------------------------ unbound */

@@ -451,6 +451,247 @@ static int ucx_control(int proc, int kind, uint64_t a, uint64_t b) {
   return R.net->control(proc, &h);
 }
 
+/* ------------------------------------------------------------------ one-sided
+ * The RMA slots of the transport (device.h): UCX put/get/atomics straight into the
+ * target's registered memory. Operations of one call are issued together and waited for
+ * on a request of the caller's stack (completed by the last callback); the wait goes
+ * through the scheduler like any other. */
+
+typedef struct rma_wait {
+  skn_req req;
+  _Atomic(int) pending; /* operations in flight + 1 for the issuer */
+} rma_wait;
+
+static void rma_wait_init(rma_wait *w) {
+  atomic_init(&w->req.sync, 0);
+  atomic_init(&w->pending, 1);
+}
+
+static void rma_op_done(void *arg, int status) {
+  rma_wait *w = arg;
+  if (status < 0) skn_fatal("a one-sided operation to another process failed");
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  if (atomic_fetch_sub(&w->pending, 1) == 1) skn_req_complete(&w->req);
+}
+
+/* Before an operation is handed to UCX (its callback may run before the call returns). */
+static void rma_issuing(rma_wait *w) {
+  atomic_fetch_add(&w->pending, 1);
+  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+}
+
+/* After: rc is what the module returned. */
+static void rma_issued(rma_wait *w, int rc, skn_rank *target) {
+  if (rc == SKN_NET_INPROGRESS) return;
+  if (rc < 0)
+    skn_fatal("cannot reach rank %d in process %d for a one-sided operation", target->world_rank, target->proc);
+  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_sub(&w->pending, 1); /* the issuer's own count keeps it above 0 */
+}
+
+static void rma_wait_all(rma_wait *w) {
+  if (atomic_fetch_sub(&w->pending, 1) != 1) skn_req_wait(&w->req);
+}
+
+/* Calls fn(arg, packed offset, target address, len) for each contiguous piece of the
+ * target layout (tcount elements of tt at addr). */
+static void rma_walk(char *addr, size_t tcount, const skn_dtype *tt, void (*fn)(void *, size_t, char *, size_t),
+                     void *arg) {
+  if (tt->contig) {
+    fn(arg, 0, addr, tcount * tt->size);
+    return;
+  }
+  size_t s = 0;
+  for (size_t i = 0; i < tcount; i++)
+    for (int b = 0; b < tt->nblocks; b++) {
+      fn(arg, s, addr + (ptrdiff_t)i * tt->extent + tt->blocks[b].off, tt->blocks[b].len);
+      s += tt->blocks[b].len;
+    }
+}
+
+typedef struct rma_xfer {
+  rma_wait w;
+  bool put;
+  skn_rank *target;
+  const skn_rma_loc *t;
+  char *buf; /* packed data */
+} rma_xfer;
+
+static void rma_piece(void *arg, size_t s, char *taddr, size_t len) {
+  rma_xfer *x = arg;
+  if (!len) return;
+  rma_issuing(&x->w);
+  int rc = x->put ? R.net->put(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w)
+                  : R.net->get(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w);
+  rma_issued(&x->w, rc, x->target);
+}
+
+static int ucx_rma_put(skn_rank *target, const skn_rma_loc *t, const void *obuf, size_t ocount, const skn_dtype *ot,
+                       size_t tcount, const skn_dtype *tt) {
+  size_t bytes = tcount * tt->size;
+  if (!bytes) return SKN_OK;
+  rma_xfer x = {.put = true, .target = target, .t = t, .buf = (char *)(uintptr_t)obuf};
+  rma_wait_init(&x.w);
+  void *packed = NULL;
+  if (!ot->contig) { /* one pack; the target layout is written piece by piece */
+    if (!(packed = malloc(bytes))) skn_fatal("out of memory packing %zu bytes for MPI_Put", bytes);
+    skn_dt_pack(packed, obuf, ot, bytes);
+    x.buf = packed;
+  }
+  (void)ocount;
+  rma_walk(t->addr, tcount, tt, rma_piece, &x);
+  rma_wait_all(&x.w);
+  free(packed);
+  return SKN_OK;
+}
+
+static int ucx_rma_get(skn_rank *target, const skn_rma_loc *t, void *obuf, size_t ocount, const skn_dtype *ot,
+                       size_t tcount, const skn_dtype *tt) {
+  size_t bytes = tcount * tt->size;
+  if (!bytes) return SKN_OK;
+  rma_xfer x = {.put = false, .target = target, .t = t, .buf = obuf};
+  rma_wait_init(&x.w);
+  void *packed = NULL;
+  if (!ot->contig) {
+    if (!(packed = malloc(bytes))) skn_fatal("out of memory for %zu bytes of MPI_Get", bytes);
+    x.buf = packed;
+  }
+  (void)ocount;
+  rma_walk(t->addr, tcount, tt, rma_piece, &x);
+  rma_wait_all(&x.w);
+  if (packed) skn_dt_unpack(obuf, ot, packed, bytes);
+  free(packed);
+  return SKN_OK;
+}
+
+/* One remote atomic on a 4- or 8-byte word, waited for. */
+static void rma_word(skn_rank *target, const skn_rma_loc *t, char *taddr, int aop, size_t width,
+                     const void *operand, void *result) {
+  rma_wait w;
+  rma_wait_init(&w);
+  rma_issuing(&w);
+  rma_issued(&w, R.net->atomic(target->proc, aop, width, operand, result, (uintptr_t)taddr, t->rkey, rma_op_done, &w),
+             target);
+  rma_wait_all(&w);
+}
+
+enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP_LXOR, OP_BXOR, OP_MINLOC,
+       OP_MAXLOC, OP_REPLACE, OP_NO_OP };
+
+/* One element: old (if wanted) = *taddr; *taddr = in op *taddr, with UCX's word atomics
+ * where the op is one of theirs and a compare-and-swap loop otherwise, which is what the
+ * target's own accumulates do on such elements (rma.c): all stay atomic together. */
+static void rma_acc_elem(skn_rank *target, const skn_rma_loc *t, int op, int basic, size_t width, bool integer,
+                         const void *in, void *old, char *taddr) {
+  uint64_t dummy, zero = 0;
+  int aop = -1;
+  if (op == OP_REPLACE) aop = SKN_NET_AOP_SWAP;
+  else if (integer && op == OP_SUM) aop = SKN_NET_AOP_ADD;
+  else if (integer && op == OP_BAND) aop = SKN_NET_AOP_AND;
+  else if (integer && op == OP_BOR) aop = SKN_NET_AOP_OR;
+  else if (integer && op == OP_BXOR) aop = SKN_NET_AOP_XOR;
+  if (op == OP_NO_OP) { /* an atomic read: OR with 0 */
+    if (old) rma_word(target, t, taddr, SKN_NET_AOP_OR, width, &zero, old);
+    return;
+  }
+  if (aop >= 0) {
+    /* fetching even when no old value is wanted: it completes at the target, which keeps
+     * accumulates of one origin ordered */
+    rma_word(target, t, taddr, aop, width, in, old ? old : &dummy);
+    return;
+  }
+  uint64_t cur = 0, nv, cmp;
+  rma_word(target, t, taddr, SKN_NET_AOP_OR, width, &zero, &cur);
+  for (;;) {
+    nv = cur;
+    skn_op_apply(op, basic, in, &nv, 1);
+    cmp = cur;
+    rma_word(target, t, taddr, SKN_NET_AOP_CSWAP, width, &nv, &cmp);
+    if (!memcmp(&cmp, &cur, width)) break;
+    cur = cmp;
+  }
+  if (old) memcpy(old, &cur, width);
+}
+
+static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int basic, const void *origin,
+                              size_t ocount, const skn_dtype *ot, void *result, size_t rcount, const skn_dtype *rt,
+                              size_t tcount, const skn_dtype *tt) {
+  const skn_dtype *bt = &skn_dt_predefined[basic];
+  size_t bs = bt->size, total = tcount * tt->size;
+  if (!total) return SKN_OK;
+  /* UCX has 32- and 64-bit atomics: other element sizes would need the target's help */
+  if ((bs != 4 && bs != 8) || (ptrdiff_t)bs != bt->extent || ((uintptr_t)t->addr & (bs - 1)))
+    return SKN_RMA_UNSUPPORTED;
+  if (!tt->contig)
+    for (int b = 0; b < tt->nblocks; b++)
+      if (tt->blocks[b].len % bs || ((uintptr_t)tt->blocks[b].off & (bs - 1)) || tt->extent % (ptrdiff_t)bs)
+        return SKN_RMA_UNSUPPORTED;
+  bool integer = bt->nsig == 1 && bt->sig[0].code >= SKN_SIG_I1 && bt->sig[0].code <= SKN_SIG_I8;
+  const char *in = origin;
+  char *inbuf = NULL, *oldbuf = NULL;
+  if (op != OP_NO_OP && !ot->contig) {
+    if (!(inbuf = malloc(total))) skn_fatal("out of memory for an accumulate of %zu bytes", total);
+    skn_dt_pack(inbuf, origin, ot, total);
+    in = inbuf;
+  }
+  (void)ocount;
+  char *old = result;
+  if (result && !rt->contig) {
+    if (!(oldbuf = malloc(total))) skn_fatal("out of memory for an accumulate of %zu bytes", total);
+    old = oldbuf;
+  }
+  (void)rcount;
+  size_t s = 0;
+  for (size_t i = 0; i < tcount; i++)
+    for (int b = 0; b < (tt->contig ? 1 : tt->nblocks); b++) {
+      char *blk = tt->contig ? t->addr + (ptrdiff_t)i * tt->extent
+                             : t->addr + (ptrdiff_t)i * tt->extent + tt->blocks[b].off;
+      size_t len = tt->contig ? tt->size : tt->blocks[b].len;
+      for (size_t k = 0; k < len; k += bs, s += bs)
+        rma_acc_elem(target, t, op, basic, bs, integer, op == OP_NO_OP ? NULL : in + s, old ? old + s : NULL,
+                     blk + k);
+    }
+  if (oldbuf) skn_dt_unpack(result, rt, oldbuf, total);
+  free(inbuf);
+  free(oldbuf);
+  return SKN_OK;
+}
+
+static int ucx_rma_cas(skn_rank *target, const skn_rma_loc *t, int basic, const void *origin, const void *compare,
+                       void *result) {
+  size_t bs = skn_dt_predefined[basic].size;
+  if ((bs != 4 && bs != 8) || ((uintptr_t)t->addr & (bs - 1))) return SKN_RMA_UNSUPPORTED;
+  uint64_t cmp = 0;
+  memcpy(&cmp, compare, bs);
+  rma_word(target, t, t->addr, SKN_NET_AOP_CSWAP, bs, origin, &cmp);
+  memcpy(result, &cmp, bs);
+  return SKN_OK;
+}
+
+static int ucx_rma_flush(skn_rank *target) {
+  rma_wait w;
+  rma_wait_init(&w);
+  rma_issuing(&w);
+  rma_issued(&w, R.net->flush(target ? target->proc : -1, rma_op_done, &w), target ? target : skn_job_g.ranks[skn_job_g.first_rank]);
+  rma_wait_all(&w);
+  return SKN_OK;
+}
+
+bool skn_remote_mem_map(void *addr, size_t len, void **mem, void *rkey, size_t *rkey_len) {
+  return R.net->mem_map(addr, len, (skn_net_mem **)mem, rkey, rkey_len) == SKN_NET_OK;
+}
+
+void skn_remote_mem_unmap(void *mem) { R.net->mem_unmap(mem); }
+
+void *skn_remote_rkey(int proc, const void *rkey, size_t len) {
+  skn_net_rkey *rk = NULL;
+  if (R.net->rkey_unpack(proc, rkey, len, &rk) != SKN_NET_OK)
+    skn_fatal("cannot use the window memory of process %d", proc);
+  return rk;
+}
+
+void skn_remote_rkey_destroy(void *rk) { R.net->rkey_destroy(rk); }
+
 static const skn_transport ucx_transport = {
     .name = "ucx",
     .send = ucx_send,
@@ -459,6 +700,11 @@ static const skn_transport ucx_transport = {
     .release = ucx_release,
     .progress = ucx_progress,
     .control = ucx_control,
+    .put = ucx_rma_put,
+    .get = ucx_rma_get,
+    .accumulate = ucx_rma_accumulate,
+    .cas = ucx_rma_cas,
+    .flush = ucx_rma_flush,
 };
 
 /* Progresses while no worker does: while units spin in waiting loops they call the

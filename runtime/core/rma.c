@@ -1,6 +1,7 @@
-/* One-sided communication within a process (see rma.h). */
+/* One-sided communication (see rma.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rma.h"
 
@@ -46,18 +47,30 @@ void skn_rma_wake(skn_rma_wq *q) {
 
 /* ------------------------------------------------------------------ windows */
 
-static skn_win *win_new(skn_comm *c, int flavor) {
+/* The members' records and the PSCW post counters, one block (registered as one region
+ * when the window spans processes: other processes' origins reach the words in it). */
+static size_t sync_block_size(int n) {
+  size_t b = sizeof(skn_win_target) * (size_t)n + sizeof(_Atomic(int)) * (size_t)n * (size_t)n;
+  return (b + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1);
+}
+
+static skn_win *win_new(skn_comm *c, int flavor, bool span) {
   int n = c->size;
   skn_win *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->size = n;
   w->flavor = flavor;
-  w->t = aligned_alloc(SKN_CACHELINE, sizeof *w->t * (size_t)n);
-  w->posts = calloc((size_t)n * (size_t)n, sizeof *w->posts);
-  w->comm = skn_comm_create(n, c->members);
-  if (!w->t || !w->posts || !w->comm) {
+  w->span = span;
+  size_t bytes = sync_block_size(n);
+  w->t = aligned_alloc(SKN_CACHELINE, bytes);
+  if (w->t) {
+    memset(w->t, 0, bytes);
+    w->posts = (_Atomic(int) *)(void *)(w->t + n);
+  }
+  /* spanning: the private communicator needs a context id agreed on (skn_win_create) */
+  if (!span) w->comm = skn_comm_create(n, c->members);
+  if (!w->t || (!span && !w->comm)) {
     free(w->t);
-    free(w->posts);
     if (w->comm) {
       atomic_store(&w->comm->refs, 1);
       skn_comm_release(w->comm);
@@ -65,8 +78,7 @@ static skn_win *win_new(skn_comm *c, int flavor) {
     free(w);
     return NULL;
   }
-  memset(w->t, 0, sizeof *w->t * (size_t)n);
-  atomic_init(&w->refs, n);
+  atomic_init(&w->refs, span ? c->x->local->size : n);
   return w;
 }
 
@@ -78,10 +90,86 @@ static void *alloc_block(size_t size) {
 
 enum { FLAVOR_CREATE = 1, FLAVOR_ALLOCATE = 2, FLAVOR_DYNAMIC = 3, FLAVOR_SHARED = 4 };
 
+/* What each member tells the others when a window spans processes. */
+#define RKEY_MAX 512
+typedef struct span_rec {
+  uint64_t base, size, sync_base;
+  int32_t disp_unit, ctx; /* ctx: member 0's choice for the private communicator */
+  uint32_t rkey_len, sync_rkey_len;
+  char rkey[RKEY_MAX], sync_rkey[RKEY_MAX];
+} span_rec;
+
+static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor, void *base, size_t size,
+                                int disp_unit) {
+  skn_comm *lc = c->x->local;
+  int lrank = c->x->local_of[rank], n = c->size;
+  span_rec *mine = calloc(1, sizeof *mine), *all = calloc((size_t)n, sizeof *all);
+  if (!mine || !all) skn_fatal("rank %d: out of memory creating a window of %d members", me->world_rank, n);
+  /* The first member here creates the object and registers its synchronization block. */
+  skn_coll_args a = {0};
+  if (lrank == 0) {
+    skn_win *nw = win_new(c, flavor, true);
+    if (!nw) skn_fatal("rank %d: out of memory creating a window of %d members", me->world_rank, n);
+    size_t len = RKEY_MAX;
+    if (!skn_remote_mem_map(nw->t, sync_block_size(n), &nw->sync_mem, mine->sync_rkey, &len))
+      skn_fatal("rank %d: cannot register a window's synchronization words with the transport", me->world_rank);
+    mine->sync_rkey_len = (uint32_t)len;
+    a.result = nw;
+  }
+  skn_coll_publish(lc, lrank, &a);
+  skn_win *w = lc->slots[0]->result;
+  skn_coll_barrier(me, lc);
+  skn_win_target *t = &w->t[rank];
+  t->disp_unit = disp_unit;
+  t->size = size;
+  if (flavor == FLAVOR_ALLOCATE) {
+    if (!(t->base = t->owned = alloc_block(size)))
+      skn_fatal("rank %d: out of memory for a window of %zu bytes", me->world_rank, size);
+  } else {
+    t->base = base;
+  }
+  if (size) {
+    size_t len = RKEY_MAX;
+    if (!skn_remote_mem_map(t->base, size, &t->mem, mine->rkey, &len))
+      skn_fatal("rank %d: cannot register %zu bytes of window memory with the transport", me->world_rank, size);
+    mine->rkey_len = (uint32_t)len;
+  }
+  mine->base = (uintptr_t)t->base;
+  mine->size = size;
+  mine->sync_base = (uintptr_t)w->t;
+  mine->disp_unit = disp_unit;
+  mine->ctx = rank == 0 ? skn_ctx_alloc() : 0;
+  skn_coll_args g = {.sbuf = mine, .scount = sizeof *mine, .st = &skn_dt_predefined[4], .rbuf = all,
+                     .rcount = sizeof *mine, .rt = &skn_dt_predefined[4]}; /* MPI_BYTE */
+  skn_xcoll_allgather(c, rank, &g);
+  if (lrank == 0) {
+    w->comm = skn_comm_create_ctx(all[0].ctx, n, c->members);
+    if (!w->comm) skn_fatal("rank %d: out of memory creating a window of %d members", me->world_rank, n);
+    for (int i = 0; i < n; i++) {
+      skn_rank *r = c->members[i];
+      if (!skn_rank_is_remote(r)) continue;
+      skn_win_target *ti = &w->t[i];
+      ti->base = (char *)(uintptr_t)all[i].base;
+      ti->size = (size_t)all[i].size;
+      ti->disp_unit = all[i].disp_unit;
+      ti->sync_base = all[i].sync_base;
+      if (all[i].rkey_len) ti->rkey = skn_remote_rkey(r->proc, all[i].rkey, all[i].rkey_len);
+      /* the key of i's block travels with the first member of i's process only */
+      int lead = c->x->leaders[c->x->proc_index[i]];
+      ti->sync_rkey = skn_remote_rkey(r->proc, all[lead].sync_rkey, all[lead].sync_rkey_len);
+    }
+  }
+  free(mine);
+  free(all);
+  skn_coll_barrier(me, lc); /* the object is complete */
+  return w;
+}
+
 skn_win *skn_win_create(skn_rank *me, skn_comm *c, int rank, int flavor, void *base, size_t size, int disp_unit,
                         bool noncontig) {
+  if (c->x) return win_create_span(me, c, rank, flavor, base, size, disp_unit);
   skn_coll_args a = {0};
-  if (rank == 0) a.result = win_new(c, flavor);
+  if (rank == 0) a.result = win_new(c, flavor, false);
   skn_coll_publish(c, rank, &a);
   skn_win *w = c->slots[0]->result;
   skn_coll_barrier(me, c); /* nobody reads the slots any more */
@@ -126,9 +214,11 @@ void skn_win_free(skn_rank *me, skn_win *w) {
   int rank = -1;
   for (int i = 0; i < c->size; i++)
     if (c->members[i] == me) rank = i;
+  if (w->span) skn_win_flush(w, -1);
   skn_coll_barrier(me, c); /* nobody accesses any member's memory after this */
   if (rank >= 0) {
     skn_win_target *t = &w->t[rank];
+    if (t->mem) skn_remote_mem_unmap(t->mem);
     free(t->owned);
     for (skn_win_region *r = t->regions, *next; r; r = next) {
       next = r->next;
@@ -137,15 +227,136 @@ void skn_win_free(skn_rank *me, skn_win *w) {
   }
   skn_comm_release(c);
   if (atomic_fetch_sub(&w->refs, 1) == 1) {
-    free(w->t);
-    free(w->posts);
+    if (w->span) {
+      for (int i = 0; i < w->size; i++) {
+        if (w->t[i].rkey) skn_remote_rkey_destroy(w->t[i].rkey);
+        if (w->t[i].sync_rkey) skn_remote_rkey_destroy(w->t[i].sync_rkey);
+      }
+      skn_remote_mem_unmap(w->sync_mem);
+    }
+    free(w->t); /* and the posts: one block */
     free(w);
   }
+}
+
+void skn_win_flush(skn_win *w, int target) {
+  if (target >= 0) {
+    skn_rank *r = skn_win_member(w, target);
+    r->tp->flush(r);
+    return;
+  }
+  /* each transport once, for every rank it reaches */
+  const skn_transport *done[4];
+  int nd = 0;
+  for (int i = 0; i < w->size; i++) {
+    const skn_transport *tp = skn_win_member(w, i)->tp;
+    bool seen = false;
+    for (int k = 0; k < nd; k++) seen |= done[k] == tp;
+    if (seen) continue;
+    tp->flush(NULL);
+    if (nd < 4) done[nd++] = tp;
+  }
+}
+
+/* ------------------------------------------------------------------ the local transport's RMA slots */
+
+int skn_rma_local_put(skn_rank *target, const skn_rma_loc *t, const void *obuf, size_t ocount, const skn_dtype *ot,
+                      size_t tcount, const skn_dtype *tt) {
+  (void)target;
+  skn_dt_copy_inline(t->addr, tcount, tt, obuf, ocount, ot);
+  return SKN_OK;
+}
+
+int skn_rma_local_get(skn_rank *target, const skn_rma_loc *t, void *obuf, size_t ocount, const skn_dtype *ot,
+                      size_t tcount, const skn_dtype *tt) {
+  (void)target;
+  skn_dt_copy_inline(obuf, ocount, ot, t->addr, tcount, tt);
+  return SKN_OK;
+}
+
+int skn_rma_local_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int basic, const void *origin,
+                             size_t ocount, const skn_dtype *ot, void *result, size_t rcount, const skn_dtype *rt,
+                             size_t tcount, const skn_dtype *tt) {
+  (void)target;
+  skn_rma_accumulate(t->w, op, basic, origin, ocount, ot, result, rcount, rt, t->addr, tcount, tt);
+  return SKN_OK;
+}
+
+int skn_rma_local_cas(skn_rank *target, const skn_rma_loc *t, int basic, const void *origin, const void *compare,
+                      void *result) {
+  (void)target;
+  skn_rma_cas(t->w, basic, origin, compare, result, t->addr);
+  return SKN_OK;
+}
+
+/* Complete at the target already: only what follows must not be seen first. */
+int skn_rma_local_flush(skn_rank *target) {
+  (void)target;
+  atomic_thread_fence(memory_order_acq_rel);
+  return SKN_OK;
+}
+
+/* ------------------------------------------------------------------ spanning windows' synchronization words
+ * The words live in the target's process (its window object's block); origins of any
+ * process change them with the target transport's atomics, so that local and remote
+ * origins agree. Waits poll (a remote change wakes nobody here), yielding to the other
+ * units of the worker and progressing the transport between looks. */
+
+enum { DT_INT = 8, DT_UINT64 = 25 };    /* skn_dt_predefined indices of MPI_INT, MPI_UINT64_T */
+enum { ACC_SUM = 3, ACC_REPLACE = 13 }; /* op indices */
+
+/* The word `word` (an address in this process's block) as it is in member i's process. */
+static skn_rma_loc sync_loc(skn_win *w, int i, const void *word) {
+  skn_rank *r = skn_win_member(w, i);
+  if (!skn_rank_is_remote(r)) return (skn_rma_loc){w, (char *)(uintptr_t)word, NULL};
+  uintptr_t off = (uintptr_t)word - (uintptr_t)w->t;
+  return (skn_rma_loc){w, (char *)(uintptr_t)(w->t[i].sync_base + off), w->t[i].sync_rkey};
+}
+
+/* word op= v in member i's process (op SUM or REPLACE); returns the old value. */
+static uint64_t sync_add(skn_win *w, int i, const void *word, int basic, int op, uint64_t v) {
+  skn_rank *r = skn_win_member(w, i);
+  skn_rma_loc l = sync_loc(w, i, word);
+  const skn_dtype *dt = &skn_dt_predefined[basic];
+  uint64_t old = 0;
+  int32_t v32 = (int32_t)v;
+  const void *in = basic == DT_INT ? (const void *)&v32 : (const void *)&v;
+  if (r->tp->accumulate(r, &l, op, basic, in, 1, dt, &old, 1, dt, 1, dt) != SKN_OK)
+    skn_fatal("the transport to rank %d cannot update a window's synchronization word", r->world_rank);
+  return old;
+}
+
+static void poll_until(bool (*cond)(void *), void *arg) {
+  for (unsigned i = 0; !cond(arg); i++) {
+    skn_remote_poll();
+    skn_sched_yield();
+    if (i > 4096) { /* a long wait: leave the core to the others now and then */
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+static bool span_try_lock(skn_win *w, int target, bool exclusive) {
+  skn_rank *r = skn_win_member(w, target);
+  const void *word = &w->t[target].lock;
+  if (exclusive) {
+    skn_rma_loc l = sync_loc(w, target, word);
+    uint64_t x = SKN_WIN_LOCK_EXCL, cmp = 0, old = 1;
+    if (r->tp->cas(r, &l, DT_UINT64, &x, &cmp, &old) != SKN_OK)
+      skn_fatal("the transport to rank %d cannot take a window lock", r->world_rank);
+    return old == 0;
+  }
+  if (!(sync_add(w, target, word, DT_UINT64, ACC_SUM, 1) & SKN_WIN_LOCK_EXCL)) return true;
+  sync_add(w, target, word, DT_UINT64, ACC_SUM, (uint64_t)-1);
+  if (!skn_rank_is_remote(r)) skn_rma_wake(&w->t[target].wq);
+  return false;
 }
 
 /* ------------------------------------------------------------------ passive target */
 
 bool skn_win_try_lock(skn_win *w, int target, bool exclusive) {
+  if (w->span) return span_try_lock(w, target, exclusive);
   _Atomic(uint64_t) *l = &w->t[target].lock;
   if (exclusive) {
     uint64_t free_word = 0;
@@ -170,10 +381,18 @@ static bool lock_cond(void *arg) {
 
 void skn_win_lock(skn_win *w, int target, bool exclusive) {
   lock_try t = {w, target, exclusive};
-  skn_rma_wait_until(&w->t[target].wq, lock_cond, &t);
+  if (w->span) poll_until(lock_cond, &t);
+  else skn_rma_wait_until(&w->t[target].wq, lock_cond, &t);
 }
 
 void skn_win_unlock(skn_win *w, int target, bool exclusive) {
+  if (w->span) {
+    skn_win_flush(w, target); /* the epoch's operations are at the target first */
+    sync_add(w, target, &w->t[target].lock, DT_UINT64, exclusive ? ACC_REPLACE : ACC_SUM,
+             exclusive ? 0 : (uint64_t)-1);
+    if (!skn_rank_is_remote(skn_win_member(w, target))) skn_rma_wake(&w->t[target].wq);
+    return;
+  }
   if (exclusive) atomic_store(&w->t[target].lock, 0);
   else atomic_fetch_sub(&w->t[target].lock, 1);
   skn_rma_wake(&w->t[target].wq);
@@ -184,7 +403,13 @@ void skn_win_unlock(skn_win *w, int target, bool exclusive) {
 void skn_win_post(skn_win *w, int me_rank, const int *origins, int n) {
   for (int i = 0; i < n; i++) {
     int o = origins[i];
-    atomic_fetch_add(&w->posts[(size_t)o * (size_t)w->size + (size_t)me_rank], 1);
+    _Atomic(int) *p = &w->posts[(size_t)o * (size_t)w->size + (size_t)me_rank];
+    if (w->span) {
+      sync_add(w, o, p, DT_INT, ACC_SUM, 1);
+      if (!skn_rank_is_remote(skn_win_member(w, o))) skn_rma_wake(&w->t[o].wq);
+      continue;
+    }
+    atomic_fetch_add(p, 1);
     skn_rma_wake(&w->t[o].wq);
   }
 }
@@ -209,11 +434,18 @@ static bool posts_arrived(void *arg) {
 
 void skn_win_start(skn_win *w, int me_rank, const int *targets, int n) {
   start_wait s = {w, me_rank, targets, n, 0};
-  skn_rma_wait_until(&w->t[me_rank].wq, posts_arrived, &s);
+  if (w->span) poll_until(posts_arrived, &s);
+  else skn_rma_wait_until(&w->t[me_rank].wq, posts_arrived, &s);
 }
 
 void skn_win_complete(skn_win *w, const int *targets, int n) {
   for (int i = 0; i < n; i++) {
+    if (w->span) {
+      skn_win_flush(w, targets[i]);
+      sync_add(w, targets[i], &w->t[targets[i]].completes, DT_INT, ACC_SUM, 1);
+      if (!skn_rank_is_remote(skn_win_member(w, targets[i]))) skn_rma_wake(&w->t[targets[i]].wq);
+      continue;
+    }
     atomic_fetch_add(&w->t[targets[i]].completes, 1); /* seq_cst: publishes our writes */
     skn_rma_wake(&w->t[targets[i]].wq);
   }
@@ -234,7 +466,8 @@ static bool completes_arrived(void *arg) {
 
 void skn_win_wait(skn_win *w, int me_rank, int n) {
   done_wait d = {&w->t[me_rank].completes, n};
-  skn_rma_wait_until(&w->t[me_rank].wq, completes_arrived, &d);
+  if (w->span) poll_until(completes_arrived, &d);
+  else skn_rma_wait_until(&w->t[me_rank].wq, completes_arrived, &d);
 }
 
 bool skn_win_test(skn_win *w, int me_rank, int n) {

@@ -1,9 +1,12 @@
-/* One-sided communication (RMA) within a process: windows, synchronization words and
- * the data paths. All members of a window live in this process, so an origin reads and
- * writes the target's memory itself: the target takes no part, whatever it is doing.
- * Every operation is complete at target when its call returns (puts and gets are one
- * copy, accumulates are applied in place), which is what makes flush a memory fence.
- * Knows nothing of MPI error classes: the API layer (api/win.c) checks arguments. */
+/* One-sided communication (RMA): windows, synchronization words and the data paths.
+ * Members in this process are reached by the origin itself (the local transport's RMA
+ * slots): a put or get is one copy, an accumulate is applied in place, complete at the
+ * target when the call returns, so flush is a memory fence. Members in other processes
+ * (a window whose communicator spans processes: `span`) are reached through the UCX
+ * transport's slots, into memory registered when the window was created, with a flush
+ * (remote completion) before every synchronization that publishes data. The per-peer
+ * transport table decides; rma.c never asks which one it is. Knows nothing of MPI error
+ * classes: the API layer (api/win.c) checks arguments. */
 #ifndef SKN_CORE_RMA_H
 #define SKN_CORE_RMA_H
 
@@ -40,6 +43,11 @@ typedef struct skn_win_target {
   skn_spinlock regions_lock;      /* dynamic windows */
   skn_win_region *regions;
   void *owned;                    /* memory the window allocated for this member */
+  /* windows spanning processes */
+  void *mem;                      /* this member's registration (members of this process) */
+  void *rkey, *sync_rkey;         /* another process's member: keys of its memory and of
+                                   * its process's synchronization block */
+  uint64_t sync_base;             /* ... that block's address there */
 } __attribute__((aligned(SKN_CACHELINE))) skn_win_target;
 
 #define SKN_WIN_STRIPES 256
@@ -47,16 +55,21 @@ typedef struct skn_win_target {
 /* A window, shared by its members (one object per window in the process). */
 typedef struct skn_win {
   int size, flavor;
+  bool span;              /* members in other processes (one window object per process) */
+  void *sync_mem;         /* span: registration of this process's t[] and posts (one block) */
   skn_comm *comm;         /* private communicator: fence and free barriers */
   skn_win_target *t;      /* by window rank */
   _Atomic(int) *posts;    /* PSCW: posts[origin * size + target], posts not yet consumed */
-  _Atomic(int) refs;      /* members that have not freed it */
+  _Atomic(int) refs;      /* members (of this process) that have not freed it */
   skn_spinlock stripes[SKN_WIN_STRIPES]; /* accumulates on types without hardware atomics */
 } skn_win;
 
-/* Collective over c (an intracommunicator whose members all live here; `rank` is the
- * caller's): the first member creates the window object, every member fills in its own
- * memory, and all return the same window once all have. `alloc_size` >= 0 (allocate
+/* Collective over c (an intracommunicator; `rank` is the caller's): the first member (of
+ * this process) creates the window object, every member fills in its own memory, and all
+ * return the same window once all have. When c spans processes, each member registers
+ * its memory with the transport and the members exchange base, size, displacement unit
+ * and keys; then flavors DYNAMIC and SHARED are not supported (the API layer refuses
+ * them) and running out of memory ends the job. `alloc_size` >= 0 (allocate
  * flavors) makes the window allocate the member's memory (`base` ignored); with
  * `shared`, the members' parts are consecutive in one block allocated by the first
  * member (unless `noncontig`: then each allocates its own). NULL when out of memory (for
@@ -65,6 +78,14 @@ SKN_INTERNAL skn_win *skn_win_create(skn_rank *me, skn_comm *c, int rank, int fl
                                      int disp_unit, bool noncontig);
 /* Collective over the window: the last member out frees it. */
 SKN_INTERNAL void skn_win_free(skn_rank *me, skn_win *w);
+
+/* Address addr (in member target's address space) as the transports' RMA slots name it. */
+static inline skn_rma_loc skn_win_loc(skn_win *w, int target, char *addr) {
+  return (skn_rma_loc){w, addr, w->t[target].rkey};
+}
+static inline skn_rank *skn_win_member(const skn_win *w, int target) { return w->comm->members[target]; }
+/* Remote completion of this rank's operations to target (-1: to every member). */
+SKN_INTERNAL void skn_win_flush(skn_win *w, int target);
 
 /* Wait queues. skn_rma_wait_until blocks the calling unit through the scheduler until
  * cond(arg) holds; whoever makes it true calls skn_rma_wake on the same queue. */

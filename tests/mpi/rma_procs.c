@@ -1,8 +1,7 @@
-/* Windows across processes. Skein does not support a window whose group spans
- * processes yet: creating one must fail on every member with
- * MPI_ERR_UNSUPPORTED_OPERATION (no hang, no crash), and windows on the ranks of one
- * process must keep working. An MPI that supports such windows passes by doing a fence
- * epoch of puts on it instead. */
+/* Windows across processes: a window over MPI_COMM_WORLD spread over several processes
+ * works (a fence epoch of puts to every member), and windows on the ranks of one
+ * process keep working beside it. Windows Skein does not support across processes
+ * (shared-memory ones) fail alike on every member, with MPI_ERR_UNSUPPORTED_OPERATION. */
 #define TEST_NAME "rma_procs"
 #include "mpitest.h"
 
@@ -20,6 +19,7 @@ int main(int argc, char **argv) {
     MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
     MPI_CHECK(MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
     CHECK(all_ok == any_ok, "the members disagree on whether the window exists");
+    CHECK(ok, "MPI_Win_allocate over MPI_COMM_WORLD failed (class %d)", cls);
     if (ok) {
         for (int i = 0; i < size; i++) mem[i] = -1;
         MPI_CHECK(MPI_Win_fence(0, win));
@@ -27,7 +27,18 @@ int main(int argc, char **argv) {
         MPI_CHECK(MPI_Win_fence(0, win));
         for (int i = 0; i < size; i++) CHECK(mem[i] == i, "mem[%d] = %d", i, mem[i]);
         MPI_CHECK(MPI_Win_free(&win));
+    }
+    /* a shared-memory window over every process: made, or refused by every member */
+    int *shm = NULL;
+    rc = MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &shm, &win);
+    ok = rc == MPI_SUCCESS;
+    MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
+    CHECK(all_ok == any_ok, "the members disagree on whether the shared window exists");
+    if (ok) {
+        MPI_CHECK(MPI_Win_free(&win));
     } else {
+        MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "class %d, expected MPI_ERR_UNSUPPORTED_OPERATION", cls);
         CHECK(win == MPI_WIN_NULL, "no window handle on failure");
     }
