@@ -92,6 +92,8 @@ static void start_server(const char *tool, const char *path) {
     close_range(3, ~0u, 0); /* make's jobserver pipe, a caller's output pipe */
     signal(SIGHUP, SIG_IGN);
     signal(SIGINT, SIG_IGN);
+    /* every symbol bound once in the server, not lazily again in each request's child */
+    setenv("LD_BIND_NOW", "1", 1);
     execl(tool, tool, "--serve", path, (char *)0);
     _exit(127);
   }

@@ -179,6 +179,8 @@ class Action : public ASTFrontendAction {
     opt.headers = !HeaderDir.empty() || Report;
     opt.fcommon = !ci.getCodeGenOpts().NoCommon;
     ci.getFrontendOpts().SkipFunctionBodies = true;  // only where Consumer says so
+    // one unit, then the process ends: no freeing of the AST (as clang -cc1 -disable-free)
+    if (!Output.empty()) ci.getFrontendOpts().DisableFree = true;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
     return true;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,6 +109,11 @@ void onCrash(int sig) {
   std::vector<const char *> argv(strs.begin() + 1, strs.begin() + 1 + req.argc);
   argv.push_back(nullptr);
   g_conn = conn;
+  // A short-lived process: grow the heap in large steps and never give it back (page
+  // faults and munmap are most of the kernel time of a request)
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 32 << 20);
   for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) signal(sig, onCrash);
   int rc = run(static_cast<int>(req.argc), argv.data());
   fflush(stdout);
@@ -137,6 +143,7 @@ int skn::serve(const char *path, ToolMain run, void (*warm)()) {
     return 1;
   const ino_t ino = st.st_ino;
   warm();  // requests queue meanwhile
+  malloc_trim(0);  // children get fresh pages rather than copies of the server's free ones
   const char *e = getenv("SKEIN_PRIVATIZE_SERVER_IDLE");
   double idle = e && *e ? atof(e) : 20.0;
   int active = 0;
