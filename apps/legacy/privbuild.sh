@@ -3,7 +3,8 @@
 # legacy-style code base: N C sources (default 200) of ~150 lines, a shared header of
 # extern globals and inline functions that use them, one source defining the globals,
 # most sources using some, a quarter using none, static locals here and there.
-# Times `make -jJ` from clean, plain and privatized alternately, R times each (medians).
+# Times `make -jJ` from clean, plain and privatized alternately, R rounds (medians of wall
+# and CPU time; SKEIN_PRIVATIZE_SERVER=0 in the environment measures without the server).
 #
 # usage: apps/legacy/privbuild.sh [--prefix DIR] [-n N] [-j J] [-R R] [--keep DIR]
 set -euo pipefail
@@ -107,24 +108,36 @@ clean:
 	rm -f $(OBJS) app
 MK
 
-t() {  # wall seconds of one clean make
+# One clean make: prints "wall cpu", CPU being user+sys of every process of the build
+# (perf stat's task-clock, inherited by children), including the privatizer's compile
+# server, which this build starts in a TMPDIR of its own and which is waited for (it exits
+# after 10 s idle; a shorter wait restarts it during the build when a loaded machine stalls
+# the compiles) so that its CPU time is counted; its idle time is not in the wall time.
+# CPU time is the figure to trust on a loaded machine; wall time depends on the load.
+t() {
   make -s -C "$dir/src" clean >/dev/null
-  local s e
-  s=$(date +%s.%N)
-  SKEIN_PRIVATIZE_WARNING=0 make -s -C "$dir/src" -j"$jobs" CC="$cc" CFLAGS="$1" >/dev/null
-  e=$(date +%s.%N)
-  echo "$e - $s" | bc
+  rm -rf "$dir/tmp" && mkdir -p "$dir/tmp"
+  local out
+  out=$(TMPDIR="$dir/tmp" SKEIN_PRIVATIZE_SERVER_IDLE=10 SKEIN_PRIVATIZE_WARNING=0 \
+    perf stat -x, -e task-clock -o "$dir/perf.txt" sh -c '
+      s=$(date +%s.%N)
+      make -s -C "$1/src" -j"$2" CC="$3" CFLAGS="$4" >/dev/null || exit 1
+      e=$(date +%s.%N)
+      echo "$e - $s" | bc
+      while pgrep -f -- "--serve $1/tmp/" >/dev/null; do sleep 0.2; done' sh "$dir" "$jobs" "$cc" "$1")
+  echo "$out $(awk -F, '/task-clock/ {printf "%.2f", $1 / 1000}' "$dir/perf.txt")"
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-plain="" priv=""
+pw="" pc="" qw="" qc=""
 for r in $(seq 1 "$runs"); do
-  plain="$plain $(t "-O2")"
-  priv="$priv $(t "-O2 -fprivatize")"
+  read -r w c <<<"$(t "-O2")"; pw="$pw $w"; pc="$pc $c"
+  read -r w2 c2 <<<"$(t "-O2 -fprivatize")"; qw="$qw $w2"; qc="$qc $c2"
+  echo "round $r: plain $w s wall $c s cpu, privatized $w2 s wall $c2 s cpu (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
-mp=$(echo $plain | tr ' ' '\n' | median)
-mq=$(echo $priv | tr ' ' '\n' | median)
+m() { echo $1 | tr ' ' '\n' | median; }
 "$prefix/bin/skeinrun" -n 4 "$dir/src/app" | head -1
-printf "sources: %d + 2, make -j%d, %d runs each\n" "$n" "$jobs" "$runs"
-printf "plain      %8.2f s   (runs:%s)\n" "$mp" "$plain"
-printf "privatized %8.2f s   (runs:%s)\n" "$mq" "$priv"
-printf "ratio      %8.2fx\n" "$(echo "$mq / $mp" | bc -l)"
+printf "sources: %d + 2, make -j%d, %d rounds, load average now %s\n" "$n" "$jobs" "$runs" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-10s %10s %10s\n" "" "wall s" "cpu s"
+printf "%-10s %10.2f %10.2f   (wall:%s; cpu:%s)\n" plain "$(m "$pw")" "$(m "$pc")" "$pw" "$pc"
+printf "%-10s %10.2f %10.2f   (wall:%s; cpu:%s)\n" privatized "$(m "$qw")" "$(m "$qc")" "$qw" "$qc"
+printf "%-10s %9.2fx %9.2fx\n" ratio "$(echo "$(m "$qw") / $(m "$pw")" | bc -l)" "$(echo "$(m "$qc") / $(m "$pc")" | bc -l)"

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define SKEIN_PRIV_ABI 2
+#define SKEIN_PRIV_ABI 3
 
 /* One module (the executable or a shared library) with privatized globals. Its initialized
  * privatized globals live in section skn_pdata, zero-initialized ones in skn_pbss (NOBITS),
@@ -33,12 +33,15 @@ typedef struct skein_priv_module {
   int id; /* set by skein_priv_register */
   char *data_start, *data_end, *bss_start, *bss_end;
   void (*const *init_start)(void), (*const *init_end)(void);
-  /* The stub's fast path: the calling rank's delta table is
-   * *(*(*(%fs:tls_off) + owner_off) + priv_off) (NULL outside ranks): the number of mapped
-   * modules, then one delta per module (0 until mapped). tls_off is set by
-   * skein_priv_register; the offsets by the stub, and checked against libskein's. */
-  long tls_off;
-  int owner_off, priv_off;
+  /* The stub's fast path, published by libskein when it registers the module, so that no
+   * layout of libskein is compiled into user programs: the calling rank's delta is
+   *   unit  = *(char **)(%fs + tls_off)        (the running user-level thread; NULL outside)
+   *   rank  = *(char **)(unit + owner_off)     (its rank; NULL for the runtime's own)
+   *   table = *(char **)(rank + priv_off)      (the rank's privatized state; NULL before it)
+   *   delta = *(long *)(table + slot_off)      (0 until the module is mapped for the rank)
+   * and anything else (a NULL, tls_off 0 where there is no fast path) is answered by
+   * skein_priv_delta(). All four are constant for the life of the process. */
+  long tls_off, owner_off, priv_off, slot_off;
 } skein_priv_module;
 
 /* Called by the stub's constructor, before main. */

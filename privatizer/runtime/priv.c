@@ -70,8 +70,10 @@ SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
 #else
   m->tls_off = 0; /* no fast path: the stub calls skein_priv_delta */
 #endif
-  if (m->owner_off != (int)offsetof(skn_unit, owner) || m->priv_off != (int)offsetof(skn_rank, priv))
-    skn_fatal("privatizer: a module was linked with the privatizer stub of another Skein build; relink it");
+  /* the rest of the stub's path (skein_privatize.h): layouts stay libskein's own */
+  m->owner_off = (long)offsetof(skn_unit, owner);
+  m->priv_off = (long)offsetof(skn_rank, priv);
+  m->slot_off = (long)(offsetof(skn_priv_rank, delta) + (size_t)n * sizeof(long));
   P.mods[n] = m;
   atomic_store(&P.n, n + 1);
   pthread_mutex_unlock(&P.lock);

@@ -1,12 +1,11 @@
 /* Per-module stub of the privatizer, linked by `mpicc -fprivatize` into each executable
  * and shared library: registers the module's privatized sections with libskein before
  * main and provides __skn_priv_delta(), the accessor rewritten sources call. Every symbol
- * here is hidden, so each module reaches its own sections. */
+ * here is hidden, so each module reaches its own sections. All it knows of libskein is
+ * skein_privatize.h: the accessor's path to the rank's delta is published at registration. */
 #include <stddef.h>
 
 #include "skein_privatize.h"
-/* Layout of libskein's unit and rank (checked by skein_priv_register). */
-#include "../../runtime/core/core.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -32,8 +31,6 @@ __attribute__((constructor(101))) static void skn_priv_stub_register(void) {
   module.bss_end = __stop_skn_pbss;
   module.init_start = __start_skn_pinit;
   module.init_end = __stop_skn_pinit;
-  module.owner_off = (int)offsetof(skn_unit, owner);
-  module.priv_off = (int)offsetof(skn_rank, priv);
   (void)anchor_data;
   (void)anchor_bss;
   (void)anchor_init;
@@ -41,19 +38,20 @@ __attribute__((constructor(101))) static void skn_priv_stub_register(void) {
 }
 
 HIDDEN __attribute__((const)) long __skn_priv_delta(void);
-/* The rank's delta in a few loads (see skein_priv_module); anything unusual (outside a
- * rank, a module mapped late, a rank that has ended) goes to libskein. */
+/* The rank's delta in a few loads along the path libskein published (skein_priv_module);
+ * anything unusual (outside a rank, a module mapped late, a rank that has ended) goes to
+ * libskein. */
 HIDDEN __attribute__((const)) long __skn_priv_delta(void) {
 #if defined(__x86_64__)
   if (__builtin_expect(module.tls_off != 0, 1)) {
     char *unit;
     __asm__("movq %%fs:(%1), %0" : "=r"(unit) : "r"(module.tls_off));
     if (!unit) return 0;
-    char *rank = *(char **)(unit + offsetof(skn_unit, owner));
+    char *rank = *(char **)(unit + module.owner_off);
     if (!rank) return 0;
-    const long *table = *(const long **)(rank + offsetof(skn_rank, priv));
+    const char *table = *(const char **)(rank + module.priv_off);
     long d;
-    if (__builtin_expect(table && (d = table[1 + module.id]) != 0, 1)) return d; /* 0: not mapped yet */
+    if (__builtin_expect(table && (d = *(const long *)(table + module.slot_off)) != 0, 1)) return d;
   }
 #endif
   return skein_priv_delta(&module);

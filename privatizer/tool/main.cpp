@@ -3,11 +3,13 @@
 //   skein-privatize --report a.c b.c -- <compile flags>     (or -p <build dir>)
 //   skein-privatize a.c -o a.priv.c -- <compile flags>
 #include "finder.h"
+#include "server.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/Driver/Options.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/FrontendActions.h"
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
@@ -20,6 +22,8 @@
 #include "llvm/Option/OptTable.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/X86TargetParser.h"
+
+#include <cstring>
 
 using namespace clang;
 using namespace clang::tooling;
@@ -111,6 +115,10 @@ struct ReportLines {
 class Consumer : public ASTConsumer {
  public:
   explicit Consumer(skn::Options &o) : opt(o) {}
+  void Initialize(ASTContext &ctx) override { sm = &ctx.getSourceManager(); }
+  // System headers cannot use the program's globals: their function bodies are not
+  // parsed (Sema still parses the bodies it needs: constexpr, deduced return types).
+  bool shouldSkipFunctionBody(Decl *d) override { return sm && sm->isInSystemHeader(d->getLocation()); }
   void HandleTranslationUnit(ASTContext &ctx) override {
     if (ctx.getDiagnostics().hasErrorOccurred()) {
       g_failures++;
@@ -160,6 +168,7 @@ class Consumer : public ASTConsumer {
 
  private:
   skn::Options &opt;
+  const SourceManager *sm = nullptr;
 };
 
 class Action : public ASTFrontendAction {
@@ -169,6 +178,9 @@ class Action : public ASTFrontendAction {
     // --report decides as a -fprivatize build, which always rewrites the project headers
     opt.headers = !HeaderDir.empty() || Report;
     opt.fcommon = !ci.getCodeGenOpts().NoCommon;
+    ci.getFrontendOpts().SkipFunctionBodies = true;  // only where Consumer says so
+    // one unit, then the process ends: no freeing of the AST (as clang -cc1 -disable-free)
+    if (!Output.empty()) ci.getFrontendOpts().DisableFree = true;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
     return true;
@@ -229,7 +241,8 @@ static CommandLineArguments gccCompatible(const CommandLineArguments &in, String
 
 }  // namespace
 
-int main(int argc, const char **argv) {
+// The tool proper; main also serves skein-privatize-client's requests with it (--serve).
+static int toolMain(int argc, const char **argv) {
   auto parser = CommonOptionsParser::create(argc, argv, Cat, llvm::cl::ZeroOrMore,
                                             "Makes the mutable globals of MPI programs per rank for Skein.\n");
   if (!parser) {
@@ -257,7 +270,7 @@ int main(int argc, const char **argv) {
   tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-resource-dir=" CLANG_RESOURCE_DIR, ArgumentInsertPosition::END));
   // Skein's mpi.h and skein_privatize.h (<prefix>/include, beside <prefix>/bin): compile
   // databases of mpicc builds name the wrapper, which adds them implicitly
-  std::string exe = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
+  std::string exe = llvm::sys::fs::getMainExecutable(argv[0], (void *)&toolMain);
   if (!exe.empty()) {
     SmallString<256> inc(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(inc, "include");
@@ -271,5 +284,19 @@ int main(int argc, const char **argv) {
   int trc = tool.run(newFrontendActionFactory<Action>().get());
   for (const skn::Diag &d : g_report.lines) llvm::outs() << d.text << "\n";
   if (trc != 0 || g_failures) rc = 1;
+  llvm::outs().flush();  // a served request ends in _exit
   return rc;
+}
+
+// Before the server forks its first child: what every parse initializes lazily (the
+// driver's option table, targets, diagnostics, a small parse of a libc header).
+static void warmUp() {
+  gccCompatible({"clang", "-O2", "-c", "warm.c"}, "");
+  runToolOnCodeWithArgs(std::make_unique<SyntaxOnlyAction>(), "#include <stdio.h>\nint skn_warm;\n",
+                        {"-resource-dir=" CLANG_RESOURCE_DIR, "-w", "-fsyntax-only"}, "skn_warm.c");
+}
+
+int main(int argc, const char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--serve")) return skn::serve(argv[2], toolMain, warmUp);
+  return toolMain(argc, argv);
 }

@@ -50,6 +50,19 @@ cmake -S "$src/tests/install/findmpi" -B "$work/findmpi" -DMPI_C_COMPILER="$p/bi
 cmake --build "$work/findmpi" >/dev/null
 "$p/bin/mpiexec" -n 4 "$work/findmpi/hello" | grep -q "4 ranks" || { echo "FAIL FindMPI program"; exit 1; }
 
+# C privatizer (when built): from the moved tree, through its compile server (a private
+# TMPDIR: this tree's own server) and in-process, the same program
+if [ -x "$p/bin/skein-privatize" ]; then
+  [ -x "$p/bin/skein-privatize-client" ] || { echo "FAIL missing bin/skein-privatize-client"; exit 1; }
+  mkdir -p "$work/ptmp"
+  for s in 1 0; do
+    TMPDIR=$work/ptmp SKEIN_PRIVATIZE_SERVER=$s SKEIN_PRIVATIZE_SERVER_IDLE=1 \
+      "$p/bin/mpicc" -O2 -fprivatize "$src/apps/examples/ring_pi.c" -o "$work/pi_priv$s" -lm ||
+      { echo "FAIL mpicc -fprivatize (server $s)"; exit 1; }
+    "$p/bin/mpiexec" -n 3 "$work/pi_priv$s" | grep -q "3 ranks" || { echo "FAIL privatized program (server $s)"; exit 1; }
+  done
+fi
+
 # Fortran (when built): mpifort, mpif.h/mpi module, pkg-config skein-fort, FindMPI's Fortran
 if [ -x "$p/bin/mpifort" ]; then
   for tool in mpif90 mpif77; do [ -x "$p/bin/$tool" ] || { echo "FAIL missing bin/$tool"; exit 1; }; done

@@ -1,0 +1,188 @@
+// `skein-privatize --serve SOCKET`: the compile server of skein-privatize-client (client.c,
+// where the protocol and the socket's place are described). Listens, forks a child per
+// request that runs the tool's main as if it had been exec'd by the client (the client's
+// directory, environment, umask and stdio), and exits after SKEIN_PRIVATIZE_SERVER_IDLE
+// seconds (default 20) without a request. A fork keeps the loaded and relocated Clang and
+// LLVM libraries (the cost this avoids) and gives every request fresh global state, so
+// concurrent requests never interfere.
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vector>
+
+extern "C" {
+#include "server_proto.h"
+}
+
+namespace {
+
+int g_conn = -1;
+
+bool recvAll(int fd, void *p, size_t n) {
+  char *c = static_cast<char *>(p);
+  while (n) {
+    ssize_t k = recv(fd, c, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+void sendStatus(int fd, int32_t status) {
+  const char *c = reinterpret_cast<const char *>(&status);
+  size_t n = sizeof status;
+  while (n) {
+    ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;
+    c += k;
+    n -= static_cast<size_t>(k);
+  }
+}
+
+// A crash of the tool is reported to the client as the signal, which it re-raises.
+void onCrash(int sig) {
+  if (g_conn >= 0) sendStatus(g_conn, 256 + sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// The child: one request, then _exit (the server's atexit state is not ours to run).
+[[noreturn]] void handle(int conn, skn::ToolMain run) {
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  skn_privd_request req;
+  int fds[3] = {-1, -1, -1};
+  char control[CMSG_SPACE(sizeof fds)];
+  iovec iov = {&req, sizeof req};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t k;
+  while ((k = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
+  }
+  cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  ucred cred;
+  socklen_t clen = sizeof cred;
+  if (k != static_cast<ssize_t>(sizeof req) || req.magic != SKN_PRIVD_MAGIC || req.len > (64u << 20) ||
+      req.argc < 1 || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds) ||
+      getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid())
+    _exit(1);
+  memcpy(fds, CMSG_DATA(c), sizeof fds);
+  char *buf = static_cast<char *>(malloc(req.len + 1));
+  if (!buf || !recvAll(conn, buf, req.len)) _exit(1);
+  buf[req.len] = 0;
+  std::vector<char *> strs;
+  for (char *p = buf; p < buf + req.len; p += strlen(p) + 1) strs.push_back(p);
+  if (strs.size() != 1 + req.argc + req.nenv) _exit(1);
+  if (send(conn, "S", 1, MSG_NOSIGNAL) != 1) _exit(1);
+  for (int i = 0; i < 3; i++) {
+    dup2(fds[i], i);
+    close(fds[i]);
+  }
+  if (chdir(strs[0]) != 0) {
+    fprintf(stderr, "skein-privatize: cannot enter %s: %s\n", strs[0], strerror(errno));
+    sendStatus(conn, 1);
+    _exit(1);
+  }
+  umask(static_cast<mode_t>(req.umask));
+  clearenv();
+  for (uint32_t i = 0; i < req.nenv; i++) putenv(strs[1 + req.argc + i]);
+  std::vector<const char *> argv(strs.begin() + 1, strs.begin() + 1 + req.argc);
+  argv.push_back(nullptr);
+  g_conn = conn;
+  // A short-lived process: grow the heap in large steps and never give it back (page
+  // faults and munmap are most of the kernel time of a request)
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 32 << 20);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) signal(sig, onCrash);
+  int rc = run(static_cast<int>(req.argc), argv.data());
+  fflush(stdout);
+  fflush(stderr);
+  sendStatus(conn, rc);
+  _exit(0);
+}
+
+double now() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+}  // namespace
+
+int skn::serve(const char *path, ToolMain run, void (*warm)()) {
+  if (chdir("/") != 0) return 1;
+  signal(SIGPIPE, SIG_IGN);
+  int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a = {};
+  a.sun_family = AF_UNIX;
+  if (ls < 0 || strlen(path) >= sizeof a.sun_path) return 1;
+  strcpy(a.sun_path, path);
+  struct stat st;
+  if (bind(ls, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || stat(path, &st) != 0 || listen(ls, 128) != 0)
+    return 1;
+  const ino_t ino = st.st_ino;
+  warm();  // requests queue meanwhile
+  malloc_trim(0);  // children get fresh pages rather than copies of the server's free ones
+  const char *e = getenv("SKEIN_PRIVATIZE_SERVER_IDLE");
+  double idle = e && *e ? atof(e) : 20.0;
+  int active = 0;
+  double last = now();
+  auto serveOne = [&](int conn) {
+    pid_t p = fork();
+    if (p == 0) {
+      close(ls);
+      handle(conn, run);
+    }
+    close(conn);
+    if (p > 0) active++;
+    last = now();
+  };
+  for (;;) {
+    int status;
+    while (waitpid(-1, &status, WNOHANG) > 0) {
+      active--;
+      last = now();
+    }
+    pollfd pf = {ls, POLLIN, 0};
+    int n = poll(&pf, 1, 200);
+    if (n > 0) {
+      int conn = accept4(ls, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn >= 0) serveOne(conn);
+      continue;
+    }
+    if (active == 0 && now() - last >= idle) break;
+  }
+  // Idle: take the name away (unless another server owns it now), then serve whoever
+  // connected before that; a client that connects later starts a new server.
+  if (stat(path, &st) == 0 && st.st_ino == ino) unlink(path);
+  fcntl(ls, F_SETFL, O_NONBLOCK);
+  for (int conn; (conn = accept4(ls, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) serveOne(conn);
+  close(ls);
+  while (active > 0) {
+    int status;
+    if (waitpid(-1, &status, 0) > 0) active--;
+    else if (errno != EINTR) break;
+  }
+  return 0;
+}
