@@ -41,7 +41,7 @@ def parse_testlist(path):
             opts = {}
             expect = rest
             while True:
-                m = re.search(r"\s+(flags|args|procs|env)=(\S*)\s*$", expect)
+                m = re.search(r"\s+(flags|args|procs|env|nosan)=(\S*)\s*$", expect)  # nosan: sanitizer builds only
                 if not m:
                     break
                 opts[m.group(1)] = [x for x in m.group(2).split(",") if x]
