@@ -40,7 +40,14 @@ static struct {
   pthread_t progress_thread;
   int wake_fd; /* eventfd: wakes the progress thread (a worker sleeps, or the end) */
   _Atomic(bool) stopping;
-  _Atomic(int) in_flight; /* sends UCX still holds, fetches, cancels awaiting their answer */
+  _Atomic(int) in_flight; /* eager sends UCX still holds, fetches, cancels awaiting their answer */
+  /* Rendezvous sends wait for the receiver to fetch, which may never happen (a deadlock):
+   * not "in flight" for the detector. Instead each end counts its half of the completion
+   * as a message: the receiver's fetch (or discard) as sent, the sender's completion as
+   * delivered, so the job's sums balance only once the sender has heard of it. */
+  _Atomic(int) rndv_sends;
+  _Atomic(uint64_t) rndv_fetched, rndv_completed;
+  size_t rndv_threshold;
   void (*report_deadlock)(void);
 } R;
 
@@ -65,6 +72,13 @@ static void send_finished(skn_req *r) {
 static void on_send_done(void *arg, int status) {
   (void)status; /* a failed peer ends the job (on_peer_failed) */
   atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  send_finished(arg);
+}
+
+static void on_rndv_send_done(void *arg, int status) {
+  (void)status;
+  atomic_fetch_add_explicit(&R.rndv_completed, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&R.rndv_sends, 1, memory_order_relaxed);
   send_finished(arg);
 }
 
@@ -95,14 +109,20 @@ static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   };
   /* published to the completion callbacks by the transport's lock */
   atomic_store_explicit(&r->net_pending, sync ? 2u : 1u, memory_order_relaxed);
-  int rc = R.net->send(m->peer->proc, &hdr, data, bytes, on_send_done, r);
+  bool rndv = bytes > R.rndv_threshold;
+  if (rndv) atomic_fetch_add_explicit(&R.rndv_sends, 1, memory_order_relaxed);
+  int rc = R.net->send(m->peer->proc, &hdr, data, bytes, rndv ? on_rndv_send_done : on_send_done, r);
+  if (rndv && rc != SKN_NET_INPROGRESS) { /* no callback will come */
+    atomic_fetch_sub_explicit(&R.rndv_sends, 1, memory_order_relaxed);
+    if (rc == SKN_NET_OK) atomic_fetch_add_explicit(&R.rndv_completed, 1, memory_order_relaxed);
+  }
   if (rc == SKN_NET_OK && !sreq && !sync) { /* the common blocking send: nothing waits */
     free(r->payload);
     return;
   }
   /* Counted only when UCX holds it (its callback may already have run: the count dips
    * below zero for a moment, which reads as "in flight" too). */
-  if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  if (rc == SKN_NET_INPROGRESS && !rndv) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
   else if (rc == SKN_NET_OK) send_finished(r);
   else if (rc < 0) skn_fatal("rank %d: cannot send to rank %d in process %d", me->world_rank, m->peer->world_rank,
                              m->peer->proc);
@@ -182,6 +202,7 @@ static void ack_if_sync(const skn_net_data_hdr *h) {
 
 static void on_fetched(void *arg, int status) {
   (void)status;
+  atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
   atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
   skn_dev_fetched(arg);
 }
@@ -190,11 +211,15 @@ static void on_fetched(void *arg, int status) {
 static void ucx_fetch(void *handle, void *dst, size_t n, skn_req *r) {
   if (!r) {
     R.net->discard(handle);
+    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
     return;
   }
   int rc = R.net->fetch(handle, dst, n, on_fetched, r);
   if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
-  else if (rc == SKN_NET_OK) skn_dev_fetched(r);
+  else if (rc == SKN_NET_OK) {
+    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
+    skn_dev_fetched(r);
+  }
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", r->st_src);
 }
 
@@ -261,7 +286,10 @@ static void on_deliver_rndv(void *hctx, const skn_net_data_hdr *h, skn_net_rndv 
 static void ucx_release(skn_req *env, bool matched) {
   remote_env *e = (remote_env *)env;
   if (matched) ack_if_sync(&e->hdr);
-  else if (env->proto == SKN_PROTO_FETCH) R.net->discard(env->payload);
+  else if (env->proto == SKN_PROTO_FETCH) {
+    R.net->discard(env->payload);
+    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
+  }
   if (env->proto != SKN_PROTO_FETCH && env->payload != env->cell) free(env->payload);
   envelope_free(e);
 }
@@ -342,8 +370,8 @@ static struct {
 static void counts(uint64_t *sent, uint64_t *delivered) {
   skn_net_stats st;
   R.net->get_stats(&st);
-  *sent = st.sent_eager + st.sent_rndv + st.acks_sent;
-  *delivered = st.delivered_eager + st.delivered_rndv + st.acks_received;
+  *sent = st.sent_eager + st.sent_rndv + st.acks_sent + atomic_load(&R.rndv_fetched);
+  *delivered = st.delivered_eager + st.delivered_rndv + st.acks_received + atomic_load(&R.rndv_completed);
 }
 
 static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
@@ -787,6 +815,9 @@ void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
       .cancel_done = on_cancel_done, .control = on_control, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
   if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
+  skn_net_stats st;
+  R.net->get_stats(&st);
+  R.rndv_threshold = st.rndv_threshold;
   for (int p = 0; p < pi->nprocs; p++)
     if (p != pi->proc) skn_dev_bind(p, &ucx_transport);
   if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
@@ -796,7 +827,7 @@ void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
 
 void skn_remote_finalize(void) {
   /* Our ranks have ended: once our sends are out, we count as quiet for good. */
-  for (int i = 0; i < 2000 && atomic_load(&R.in_flight) != 0; i++) {
+  for (int i = 0; i < 2000 && (atomic_load(&R.in_flight) != 0 || atomic_load(&R.rndv_sends) != 0); i++) {
     if (!R.net->progress()) {
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);

@@ -18,7 +18,7 @@ foreach(kv IN LISTS ENVSET) # env=VAR=VALUE,...: the launcher's environment
 endforeach()
 execute_process(
   COMMAND ${LAUNCH} -n ${RANKS} --workers ${WORKERS} ${procs_args} ${EXE} ${ARGS}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${LIMIT})
 set(all "${out}${err}")
 string(LENGTH "${all}" len)
 if(len GREATER 4000)
