@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../core/core.h"
-#include "../sched/topo.h"
+#include "../sched/hwtopo.h"
 #include "../../allocator/heap.h"
 #include "../../privatizer/runtime/priv.h"
 #include "../../netlayer/pmi/pmi.h"
@@ -375,8 +375,8 @@ static int boot_main(int argc, char **argv, char **envp) {
   static skn_pmi_info pi;
   if (skn_pmi_init(&pi) != SKN_PMI_OK) skn_fatal("cannot join the job");
   boot_state.cfg.nranks = pi.nranks;
-  bool crowded = skn_topo_share(pi.local_proc, pi.local_nprocs);
-  if (skn_env_int("WORKERS", 0) == 0) boot_state.cfg.nworkers = skn_topo_ncores(); /* default: this process's cores */
+  bool crowded = skn_hwtopo_share(pi.local_proc, pi.local_nprocs);
+  if (skn_env_int("WORKERS", 0) == 0) boot_state.cfg.nworkers = skn_hwtopo_ncores(); /* default: this process's cores */
   if (boot_state.cfg.nworkers > boot_state.cfg.nranks) boot_state.cfg.nworkers = boot_state.cfg.nranks;
   sched_getaffinity(0, sizeof boot_state.process_cpus, &boot_state.process_cpus);
   pthread_key_create(&boot_state.thread_key, thread_done);
@@ -407,7 +407,7 @@ static int boot_main(int argc, char **argv, char **envp) {
     if (!r) skn_fatal("out of memory creating rank %d", world_rank);
     /* block placement: consecutive ranks share a worker */
     int w = (int)((long long)i * boot_state.cfg.nworkers / boot_state.cfg.nranks);
-    r->heap = skn_heap_rank_create(i, skn_topo_numa_of_worker(w));
+    r->heap = skn_heap_rank_create(i, skn_hwtopo_numa_of_worker(w));
     r->unit = skn_sched_spawn(w, rank_main, r, r);
     if (!r->unit)
       skn_fatal("cannot create rank %d (stack of %zu bytes): %s", world_rank, boot_state.cfg.stack_size, strerror(errno));

@@ -23,7 +23,7 @@
 #include <valgrind/valgrind.h>
 
 #include "arch/ctx.h"
-#include "topo.h"
+#include "hwtopo.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -484,7 +484,7 @@ static void worker_loop(skn_worker *w) {
     stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
     if (ss.ss_sp) sigaltstack(&ss, NULL);
   }
-  if (sched_state.cfg.bind) skn_topo_bind_thread(w->id);
+  if (sched_state.cfg.bind) skn_hwtopo_bind_thread(w->id);
 
   for (;;) {
     if (w->exited) {
