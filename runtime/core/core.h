@@ -530,7 +530,7 @@ SKN_INTERNAL int skn_job_init(int size, int nprocs, int proc, int first_rank, in
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 /* A fresh context id pair, unique in the whole job without any agreement: each process
  * hands out the ids congruent to its index modulo the process count. */
-SKN_INTERNAL int skn_ctx_alloc(void);
+SKN_INTERNAL int skn_cid_alloc(void);
 
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
   return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];
