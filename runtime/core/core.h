@@ -57,7 +57,7 @@ enum {
   SKN_DT_FLAT = 16,     /* derived: blocks and signature are computed */
 };
 
-struct skn_dt_args; /* constructor arguments (core/datatype.c) */
+struct skn_dt_args; /* constructor arguments (core/datatype_engine.c) */
 struct skn_dt_flat; /* blocks and signature, shared by a type, its dups and resized copies */
 struct skn_rank;
 
