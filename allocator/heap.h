@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/base/base.h"
+#include "base/base.h"
 
 /* Small blocks (at most SKN_HEAP_BIN_MAX bytes) freed by a rank's ULTs wait in the
  * rank's bins for its next malloc of the same jemalloc size class: jemalloc's mallocx

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../runtime/core/core.h"
+#include "core/core.h"
 #include "heap.h"
 
 #ifndef SKN_HEAP_OFF

@@ -1,7 +1,7 @@
 /* MPIX_Heap_get_stats / MPIX_Heap_get_pool_stats: the heap's statistics for programs. */
 #include <string.h>
 
-#include "../runtime/core/core.h"
+#include "core/core.h"
 #include "heap.h"
 #include "pool.h"
 

@@ -8,7 +8,7 @@
 
 #include "api.h"
 #include "objects.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "pmi/pmi.h"
 
 static int init_common(const char *fn, int required, int *provided) {
   skn_rank *me = skn_api_self_any(fn);

@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/core.h"
-#include "../sched/hwtopo.h"
-#include "../../allocator/heap.h"
-#include "../../privatizer/runtime/priv.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "core/core.h"
+#include "sched/hwtopo.h"
+#include "allocator/heap.h"
+#include "priv/priv.h"
+#include "pmi/pmi.h"
 #include "boot.h"
 #include "blocking.h"
 #include "libc_state.h"

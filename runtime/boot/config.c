@@ -1,6 +1,6 @@
 /* Start-up configuration from SKEIN_* environment variables (skeinrun sets them from
  * its flags; docs/user-guide.md lists them). */
-#include "../sched/hwtopo.h"
+#include "sched/hwtopo.h"
 #include "boot.h"
 
 void skn_boot_read_config(skn_boot_config *c) {

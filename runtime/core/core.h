@@ -8,14 +8,14 @@
 #ifndef SKN_CORE_H
 #define SKN_CORE_H
 
-#include "../base/base.h"
+#include "base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 #include "mpi.h" /* generated from include/mpi.h.in in the build tree */
-#include "../sched/sched.h"
+#include "sched/sched.h"
 
 typedef enum skn_status {
   SKN_OK = 0,

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "pmi/pmi.h"
 
 skn_job skn_job_g;
 

@@ -24,8 +24,8 @@
 
 #include "core.h"
 #include "engine.h"
-#include "../../netlayer/pmi/pmi.h"
-#include "../../netlayer/ucx/net.h"
+#include "pmi/pmi.h"
+#include "ucx/net.h"
 
 /* A message from another process waiting in a matching queue. */
 typedef struct remote_env {

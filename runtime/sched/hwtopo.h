@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* Cores this process uses (>= 1): those of its allowed cpuset, or its share of them. */
 SKN_INTERNAL int skn_hwtopo_ncores(void);

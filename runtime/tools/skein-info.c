@@ -1,9 +1,9 @@
 /* skein-info: what this Skein installation is and how a job would run here. */
 #include <stdio.h>
 
-#include "../boot/boot.h"
-#include "../core/core.h"
-#include "../sched/hwtopo.h"
+#include "boot/boot.h"
+#include "core/core.h"
+#include "sched/hwtopo.h"
 
 int main(void) {
   skn_boot_config c;
