@@ -428,13 +428,14 @@ static inline void *skn_chunk_at(const skn_chunk_dir *d, unsigned chunk) {
 }
 
 typedef struct skn_rank {
+  /* first: the head the allocator reads (allocator/heap.h: skn_heap_owner, checked in rank.c) */
+  struct skn_heap *heap; /* per-rank heap, NULL: the default arena */
   skn_mq mq;
   int world_rank;
   int proc;          /* process running it: skn_job_g.proc, or another one (a proxy:
                       * nothing below `tp` is used, see core/remote.c) */
   const struct skn_transport *tp; /* what reaches it (device.h), bound at start-up */
   skn_unit *unit;
-  struct skn_heap *heap; /* per-rank heap (allocator/heap.h), NULL: the default arena */
   bool mt;           /* threads of this rank may call MPI concurrently */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */

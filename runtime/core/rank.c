@@ -4,7 +4,11 @@
 #include <string.h>
 
 #include "core.h"
+#include "allocator/heap.h"
 #include "pmi/pmi.h"
+
+/* The allocator finds a rank's heap through the unit's owner without knowing skn_rank. */
+_Static_assert(offsetof(skn_rank, heap) == offsetof(skn_heap_owner, heap), "skn_rank must begin with skn_heap_owner");
 
 skn_job skn_job_g;
 
