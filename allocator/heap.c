@@ -61,11 +61,11 @@ static struct {
   int creating_node;      /* node of the arena being created (its base is allocated inside arenas.create) */
   int8_t node_of[MAX_ARENAS];
   _Atomic(uint64_t) ext_allocs, ext_deallocs; /* recycling off: extents mapped / unmapped by jemalloc */
-} H;
+} heap_state;
 
 static int node_of_arena(unsigned ind) {
-  int n = ind < MAX_ARENAS ? H.node_of[ind] : -1;
-  return n == NODE_UNSET ? H.creating_node : n;
+  int n = ind < MAX_ARENAS ? heap_state.node_of[ind] : -1;
+  return n == NODE_UNSET ? heap_state.creating_node : n;
 }
 
 /* ------------------------------------------------------------------ extent hooks */
@@ -103,16 +103,16 @@ static bool pool_merge(extent_hooks_t *eh, void *a, size_t sa, void *b, size_t s
 /* Recycling off: jemalloc's own hooks, plus the NUMA binding and counting. */
 static void *bind_alloc(extent_hooks_t *eh, void *new_addr, size_t size, size_t align, bool *zero, bool *commit,
                         unsigned ind) {
-  void *p = H.dflt->alloc(H.dflt, new_addr, size, align, zero, commit, ind);
+  void *p = heap_state.dflt->alloc(heap_state.dflt, new_addr, size, align, zero, commit, ind);
   if (p) {
-    atomic_fetch_add_explicit(&H.ext_allocs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&heap_state.ext_allocs, 1, memory_order_relaxed);
     skn_pool_bind(p, size, node_of_arena(ind));
   }
   return p;
 }
 static bool bind_dalloc(extent_hooks_t *eh, void *addr, size_t size, bool committed, unsigned ind) {
-  bool kept = H.dflt->dalloc(H.dflt, addr, size, committed, ind);
-  if (!kept) atomic_fetch_add_explicit(&H.ext_deallocs, 1, memory_order_relaxed);
+  bool kept = heap_state.dflt->dalloc(heap_state.dflt, addr, size, committed, ind);
+  if (!kept) atomic_fetch_add_explicit(&heap_state.ext_deallocs, 1, memory_order_relaxed);
   return kept;
 }
 
@@ -127,24 +127,24 @@ static bool program_has_own_malloc(void) {
   if (!m || m == (void *)skn_alloc_own_malloc) return false;
   Dl_info di;
   const char *from = dladdr(m, &di) && di.dli_fname && *di.dli_fname ? di.dli_fname : "the program";
-  snprintf(H.why_buf, sizeof H.why_buf, "the program's own malloc (from %s) serves every request", from);
-  H.why_off = H.why_buf;
+  snprintf(heap_state.why_buf, sizeof heap_state.why_buf, "the program's own malloc (from %s) serves every request", from);
+  heap_state.why_off = heap_state.why_buf;
   return true;
 }
 
 void skn_heap_init(int nranks) {
   (void)nranks;
-  for (int i = 0; i < MAX_ARENAS; i++) H.node_of[i] = NODE_UNSET;
-  H.creating_node = -1;
-  H.memstats = skn_env_int("MEMSTATS", 0) != 0;
+  for (int i = 0; i < MAX_ARENAS; i++) heap_state.node_of[i] = NODE_UNSET;
+  heap_state.creating_node = -1;
+  heap_state.memstats = skn_env_int("MEMSTATS", 0) != 0;
   if (skn_env_int("HEAP", 1) == 0) {
-    H.why_off = "SKEIN_HEAP=0";
+    heap_state.why_off = "SKEIN_HEAP=0";
     return;
   }
   if (program_has_own_malloc()) return;
-  H.recycle = skn_env_int("HEAP_RECYCLE", 1) != 0;
-  H.decay_ms = skn_env_int("HEAP_DECAY_MS", H.recycle ? 0 : -2);
-  if (H.decay_ms < -2) skn_fatal("SKEIN_HEAP_DECAY_MS must be -1 (never), 0 or more milliseconds");
+  heap_state.recycle = skn_env_int("HEAP_RECYCLE", 1) != 0;
+  heap_state.decay_ms = skn_env_int("HEAP_DECAY_MS", heap_state.recycle ? 0 : -2);
+  if (heap_state.decay_ms < -2) skn_fatal("SKEIN_HEAP_DECAY_MS must be -1 (never), 0 or more milliseconds");
   skn_pool_config pc = {
       .chunk = (size_t)skn_env_size("HEAP_CHUNK", 4 << 20),
       .keep = (size_t)skn_env_size("HEAP_KEEP", 16 << 20),
@@ -154,29 +154,29 @@ void skn_heap_init(int nranks) {
   if (pc.chunk < 4096 || (pc.chunk & (pc.chunk - 1))) skn_fatal("SKEIN_HEAP_CHUNK must be a power of two of at least 4k");
   skn_pool_configure(&pc);
   init_classes();
-  size_t sz = sizeof H.dflt;
-  if (skn_je_mallctl("arena.0.extent_hooks", &H.dflt, &sz, NULL, 0) != 0) {
-    H.why_off = "jemalloc did not report its extent hooks";
+  size_t sz = sizeof heap_state.dflt;
+  if (skn_je_mallctl("arena.0.extent_hooks", &heap_state.dflt, &sz, NULL, 0) != 0) {
+    heap_state.why_off = "jemalloc did not report its extent hooks";
     return;
   }
-  if (H.recycle) {
-    H.hooks = (extent_hooks_t){pool_alloc, pool_dalloc, pool_destroy, pool_commit, pool_decommit,
+  if (heap_state.recycle) {
+    heap_state.hooks = (extent_hooks_t){pool_alloc, pool_dalloc, pool_destroy, pool_commit, pool_decommit,
                                NULL, pool_purge, pool_split, pool_merge};
   } else {
-    H.hooks = *H.dflt;
-    H.hooks.alloc = bind_alloc;
-    H.hooks.dalloc = bind_dalloc;
+    heap_state.hooks = *heap_state.dflt;
+    heap_state.hooks.alloc = bind_alloc;
+    heap_state.hooks.dalloc = bind_dalloc;
   }
-  H.on = true;
+  heap_state.on = true;
 }
 
 bool skn_heap_enabled(const char **why_not) {
-  if (why_not) *why_not = H.on ? NULL : H.why_off;
-  return H.on;
+  if (why_not) *why_not = heap_state.on ? NULL : heap_state.why_off;
+  return heap_state.on;
 }
 
 skn_heap *skn_heap_rank_create(int rank, int node) {
-  if (!H.on) return NULL;
+  if (!heap_state.on) return NULL;
   static bool warned;
   skn_heap *h = aligned_alloc(SKN_CACHELINE, sizeof *h);
   if (!h) return NULL;
@@ -185,20 +185,20 @@ skn_heap *skn_heap_rank_create(int rank, int node) {
   h->node = node;
   unsigned ind, tc;
   size_t sz = sizeof ind;
-  extent_hooks_t *hp = &H.hooks;
-  H.creating_node = node;
+  extent_hooks_t *hp = &heap_state.hooks;
+  heap_state.creating_node = node;
   int rc = skn_je_mallctl("arenas.create", &ind, &sz, &hp, sizeof hp);
-  H.creating_node = -1;
+  heap_state.creating_node = -1;
   if (rc != 0 || ind >= MAX_ARENAS - 1 || skn_je_mallctl("tcache.create", &tc, &sz, NULL, 0) != 0 || tc > 4000) {
     if (!warned) skn_log("heap: no arena or tcache left for rank %d: it and later ranks share the default arena", rank);
     warned = true;
     free(h);
     return NULL;
   }
-  H.node_of[ind] = (int8_t)(node < 0 || node > SKN_POOL_MAX_NODE ? -1 : node);
-  if (H.decay_ms != -2) {
+  heap_state.node_of[ind] = (int8_t)(node < 0 || node > SKN_POOL_MAX_NODE ? -1 : node);
+  if (heap_state.decay_ms != -2) {
     char name[64];
-    ssize_t d = (ssize_t)H.decay_ms;
+    ssize_t d = (ssize_t)heap_state.decay_ms;
     snprintf(name, sizeof name, "arena.%u.dirty_decay_ms", ind);
     je_set(name, &d, sizeof d);
     snprintf(name, sizeof name, "arena.%u.muzzy_decay_ms", ind);
@@ -252,7 +252,7 @@ void skn_heap_snapshot(skn_heap *h, bool flush_tcache, skn_heap_snap *out) {
 
 void skn_heap_rank_end(skn_heap *h) {
   if (!h || h->ended) return;
-  if (H.memstats) {
+  if (heap_state.memstats) {
     skn_heap_snapshot(h, true, &h->end);
   } else {
     /* Give the rank's cached blocks back, nothing more: a snapshot refreshes jemalloc's
@@ -265,9 +265,9 @@ void skn_heap_rank_end(skn_heap *h) {
 }
 
 void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank)) {
-  if (!H.memstats) return;
-  if (!H.on) {
-    skn_log("memstats: per-rank heap off: %s", H.why_off);
+  if (!heap_state.memstats) return;
+  if (!heap_state.on) {
+    skn_log("memstats: per-rank heap off: %s", heap_state.why_off);
     return;
   }
   fflush(NULL);
@@ -298,7 +298,7 @@ void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank)) {
           "", "", tot.nmalloc, tot.nfree, tot.in_use, tot.peak, tot.arena_allocated, tot.arena_resident, tot.overhead);
   skn_pool_stats p;
   skn_pool_get_stats(-2, &p);
-  if (H.recycle)
+  if (heap_state.recycle)
     fprintf(stderr,
             "skein: memstats: pool: %" PRIu64 " mmap (%" PRIu64 " bytes), %" PRIu64 " extents given back (%" PRIu64
             " bytes), %" PRIu64 " bytes reused resident, %" PRIu64 " purges (%" PRIu64 " bytes), %zu bytes free "
@@ -309,15 +309,15 @@ void skn_heap_report(int nranks, skn_heap *(*heap_of)(int rank)) {
     fprintf(stderr,
             "skein: memstats: recycling off: %" PRIu64 " extents mapped and %" PRIu64 " unmapped by the arenas, %" PRIu64
             " mbind (%" PRIu64 " refused)\n",
-            atomic_load(&H.ext_allocs), atomic_load(&H.ext_deallocs), p.binds, p.bind_failures);
+            atomic_load(&heap_state.ext_allocs), atomic_load(&heap_state.ext_deallocs), p.binds, p.bind_failures);
 }
 
 bool skn_heap_extent_counts(uint64_t *maps, uint64_t *unmaps) {
   skn_pool_stats p;
   skn_pool_get_stats(-2, &p);
-  *maps = H.recycle ? p.maps : atomic_load(&H.ext_allocs);
-  *unmaps = H.recycle ? p.unmaps : atomic_load(&H.ext_deallocs);
-  return H.recycle;
+  *maps = heap_state.recycle ? p.maps : atomic_load(&heap_state.ext_allocs);
+  *unmaps = heap_state.recycle ? p.unmaps : atomic_load(&heap_state.ext_deallocs);
+  return heap_state.recycle;
 }
 
 #else /* SKN_HEAP_OFF: sanitizer build, nothing interposed */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/base/base.h"
+#include "base/base.h"
 
 /* Small blocks (at most SKN_HEAP_BIN_MAX bytes) freed by a rank's ULTs wait in the
  * rank's bins for its next malloc of the same jemalloc size class: jemalloc's mallocx
@@ -78,5 +78,13 @@ SKN_INTERNAL bool skn_heap_extent_counts(uint64_t *maps, uint64_t *unmaps);
 SKN_INTERNAL void skn_heap_flush_bins(skn_heap *h);
 /* Whether requests of ranks go to per-rank arenas, and if not, why. */
 SKN_INTERNAL bool skn_heap_enabled(const char **why_not);
+
+/* The rank identity the allocator is given (it sits below core and knows no skn_rank):
+ * the owner of a unit (sched.h's skn_unit.owner) is a rank whose object begins with this
+ * head, as core/rank.c asserts for skn_rank. One load, as reading skn_rank's field was. */
+typedef struct skn_heap_owner {
+  skn_heap *heap; /* NULL: the default arena */
+} skn_heap_owner;
+static inline skn_heap *skn_heap_of_owner(const void *owner) { return ((const skn_heap_owner *)owner)->heap; }
 
 #endif

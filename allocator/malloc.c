@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../runtime/core/core.h"
+#include "sched/sched.h"
 #include "heap.h"
 
 #ifndef SKN_HEAP_OFF
@@ -25,7 +25,7 @@ static inline skn_heap *self_heap(bool *ult) {
   skn_unit *u = skn_sched_current_tls;
   if (!u || !u->owner) return NULL;
   *ult = u->kind == SKN_UNIT_ULT;
-  return ((skn_rank *)u->owner)->heap;
+  return skn_heap_of_owner(u->owner);
 }
 
 #define RELAXED memory_order_relaxed
@@ -127,7 +127,7 @@ static __attribute__((noinline)) void *malloc_slow(skn_heap *h, bool ult, size_t
 SKN_EXPORT void *malloc(size_t n) {
   skn_unit *u = skn_sched_current_tls;
   if (SKN_LIKELY(u != NULL) && u->owner) {
-    skn_heap *h = ((skn_rank *)u->owner)->heap;
+    skn_heap *h = skn_heap_of_owner(u->owner);
     if (SKN_LIKELY(h != NULL)) {
       if (SKN_LIKELY(u->kind == SKN_UNIT_ULT && n <= SKN_HEAP_BIN_MAX)) {
         int c = skn_heap_cls.of[(n + 7) >> 3];

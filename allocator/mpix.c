@@ -1,7 +1,8 @@
 /* MPIX_Heap_get_stats / MPIX_Heap_get_pool_stats: the heap's statistics for programs. */
 #include <string.h>
 
-#include "../runtime/core/core.h"
+#include "mpi.h"
+#include "sched/sched.h"
 #include "heap.h"
 #include "pool.h"
 
@@ -10,9 +11,8 @@ int MPIX_Heap_get_stats(MPIX_Heap_stats *st) {
   memset(st, 0, sizeof *st);
   st->numa_node = -1;
   skn_unit *u = skn_sched_self();
-  skn_rank *r = skn_rank_self();
-  if (!r) return MPI_ERR_OTHER;
-  skn_heap *h = r->heap;
+  if (!u || !u->owner) return MPI_ERR_OTHER; /* not called by a rank */
+  skn_heap *h = skn_heap_of_owner(u->owner);
   if (!h) return MPI_SUCCESS;
   skn_heap_snap s;
   /* the explicit tcache belongs to the rank's ULTs: only they may flush it */

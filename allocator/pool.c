@@ -34,33 +34,33 @@ static struct {
   unsigned long mems_allowed; /* bit n: the kernel has node n */
   _Atomic(uint64_t) binds, bind_failures;
   slot slots[NSLOTS];
-} P = {.cfg = {.chunk = 4 << 20, .keep = 16 << 20, .bind = true}};
+} pool_state = {.cfg = {.chunk = 4 << 20, .keep = 16 << 20, .bind = true}};
 
 static slot *slot_of(int node) {
-  return &P.slots[node < 0 || node > SKN_POOL_MAX_NODE ? 0 : node + 1];
+  return &pool_state.slots[node < 0 || node > SKN_POOL_MAX_NODE ? 0 : node + 1];
 }
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
 void skn_pool_configure(const skn_pool_config *cfg) {
-  P.page = (size_t)sysconf(_SC_PAGESIZE);
-  P.cfg = *cfg;
-  P.cfg.chunk = align_up(cfg->chunk ? cfg->chunk : P.page, P.page);
+  pool_state.page = (size_t)sysconf(_SC_PAGESIZE);
+  pool_state.cfg = *cfg;
+  pool_state.cfg.chunk = align_up(cfg->chunk ? cfg->chunk : pool_state.page, pool_state.page);
   unsigned long mask[16] = {0};
-  if (get_mempolicy(NULL, mask, sizeof mask * 8, NULL, MPOL_F_MEMS_ALLOWED) == 0) P.mems_allowed = mask[0];
-  else P.mems_allowed = 1; /* no NUMA support in the kernel: one node, 0 */
+  if (get_mempolicy(NULL, mask, sizeof mask * 8, NULL, MPOL_F_MEMS_ALLOWED) == 0) pool_state.mems_allowed = mask[0];
+  else pool_state.mems_allowed = 1; /* no NUMA support in the kernel: one node, 0 */
 }
 
 bool skn_pool_node_real(int node) {
-  return node >= 0 && node <= SKN_POOL_MAX_NODE && (P.mems_allowed >> node & 1);
+  return node >= 0 && node <= SKN_POOL_MAX_NODE && (pool_state.mems_allowed >> node & 1);
 }
 
 int skn_pool_bind(void *p, size_t size, int node) {
-  if (!P.cfg.bind || !skn_pool_node_real(node)) return 1;
+  if (!pool_state.cfg.bind || !skn_pool_node_real(node)) return 1;
   unsigned long mask = 1ul << node;
-  atomic_fetch_add_explicit(&P.binds, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&pool_state.binds, 1, memory_order_relaxed);
   if (mbind(p, size, MPOL_BIND, &mask, sizeof mask * 8, 0) == 0) return 0;
-  atomic_fetch_add_explicit(&P.bind_failures, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&pool_state.bind_failures, 1, memory_order_relaxed);
   return -1;
 }
 
@@ -158,14 +158,14 @@ static void advise_huge(void *m, size_t len) {
 }
 
 static void *map_chunk(slot *s, int node, size_t size, size_t align, bool *zero) {
-  size_t extra = align > P.page ? align - P.page : 0;
-  size_t len = size + extra > P.cfg.chunk ? align_up(size + extra, P.page) : P.cfg.chunk;
+  size_t extra = align > pool_state.page ? align - pool_state.page : 0;
+  size_t len = size + extra > pool_state.cfg.chunk ? align_up(size + extra, pool_state.page) : pool_state.cfg.chunk;
   void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return NULL;
   atomic_fetch_add_explicit(&s->maps, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->map_bytes, len, memory_order_relaxed);
   skn_pool_bind(m, len, node); /* only sets the policy: pages are placed at first touch */
-  if (P.cfg.huge_min && size >= P.cfg.huge_min) advise_huge(m, len);
+  if (pool_state.cfg.huge_min && size >= pool_state.cfg.huge_min) advise_huge(m, len);
   uintptr_t base = (uintptr_t)m, a = align_up(base, align);
   skn_spin_lock(&s->lock);
   if (a > base && !insert_run(s, (run){base, a - base, true})) munmap(m, a - base);
@@ -178,7 +178,7 @@ static void *map_chunk(slot *s, int node, size_t size, size_t align, bool *zero)
 
 void *skn_pool_take(int node, void *want, size_t size, size_t align, bool *zero) {
   slot *s = slot_of(node);
-  if (align < P.page) align = P.page;
+  if (align < pool_state.page) align = pool_state.page;
   bool found = false, zeroed = false;
   uintptr_t a = 0;
   skn_spin_lock(&s->lock);
@@ -233,7 +233,7 @@ void skn_pool_put(int node, void *addr, size_t size) {
    * Takes are first fit, so those are the ones least likely to be reused soon, while
    * the run just given back (often taken again at once) stays resident. A run is taken
    * out of the pool while its pages are dropped, so nobody can be handed it meanwhile. */
-  while (s->dirty_bytes > P.cfg.keep) {
+  while (s->dirty_bytes > pool_state.cfg.keep) {
     size_t i = s->n;
     while (i > 0 && s->runs[i - 1].zeroed) i--;
     if (i == 0) break;
@@ -261,7 +261,7 @@ void skn_pool_put(int node, void *addr, size_t size) {
 void skn_pool_get_stats(int node, skn_pool_stats *out) {
   memset(out, 0, sizeof *out);
   for (int k = 0; k < NSLOTS; k++) {
-    slot *s = &P.slots[k];
+    slot *s = &pool_state.slots[k];
     if (node != -2 && s != slot_of(node)) continue;
     out->maps += atomic_load(&s->maps);
     out->map_bytes += atomic_load(&s->map_bytes);
@@ -278,6 +278,6 @@ void skn_pool_get_stats(int node, skn_pool_stats *out) {
     out->nruns += s->n;
     skn_spin_unlock(&s->lock);
   }
-  out->binds = atomic_load(&P.binds);
-  out->bind_failures = atomic_load(&P.bind_failures);
+  out->binds = atomic_load(&pool_state.binds);
+  out->bind_failures = atomic_load(&pool_state.bind_failures);
 }

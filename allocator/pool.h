@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/base/base.h"
+#include "base/base.h"
 
 #define SKN_POOL_MAX_NODE 63 /* OS NUMA node indices the pool keeps apart */
 

@@ -4,7 +4,7 @@
 #ifndef SKN_PMI_BACKEND_H
 #define SKN_PMI_BACKEND_H
 
-#include "pmi.h"
+#include "pmi/pmi.h"
 
 typedef struct skn_pmi_backend {
   const char *name;

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../../runtime/base/base.h"
+#include "base/base.h"
 
 /* Status codes: 0 success, negative failure. Every failure has been logged already. */
 enum {

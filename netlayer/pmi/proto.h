@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "pmi.h"
+#include "pmi/pmi.h"
 
 #define SKN_PMI_SECRET_LEN 32 /* hex characters of the job's secret (128 random bits) */
 

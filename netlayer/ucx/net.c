@@ -1,5 +1,5 @@
 /* UCX transport (see net.h). One UCP context and worker per process, worker in
- * UCS_THREAD_MODE_SERIALIZED behind one lock of our own (S.holder): it serializes every UCX
+ * UCS_THREAD_MODE_SERIALIZED behind one lock of our own (net_state.holder): it serializes every UCX
  * call and all of the transport's state (sequence numbers, reorder state, the record free
  * list, counters), so those need no atomics of their own. UCX's MULTI mode would take its
  * recursive lock inside every call on top of ours (8-byte latency over sm, transport alone:
@@ -112,7 +112,7 @@ static struct {
   /* written under the lock, read by skn_net_get_stats from anywhere */
   _Atomic(uint64_t) endpoints, sent_eager, sent_rndv, delivered_eager, delivered_rndv, held, acks_sent,
       acks_received;
-} S;
+} net_state;
 
 #define LIVENESS_PERIOD_NS 10000000ull /* pidfds polled at most every 10 ms */
 
@@ -125,8 +125,8 @@ static inline uintptr_t thread_id(void) { return (uintptr_t)__builtin_thread_poi
 static void lock_slow(uintptr_t me) {
   for (unsigned spins = 1;; spins++) {
     uintptr_t none = 0;
-    if (atomic_load_explicit(&S.holder, memory_order_relaxed) == 0 &&
-        atomic_compare_exchange_weak_explicit(&S.holder, &none, me, memory_order_acquire,
+    if (atomic_load_explicit(&net_state.holder, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_weak_explicit(&net_state.holder, &none, me, memory_order_acquire,
                                               memory_order_relaxed))
       return;
     if (spins % 1024 == 0) sched_yield(); /* the holder may have lost its core */
@@ -138,22 +138,22 @@ static void lock_slow(uintptr_t me) {
  * transport). Returns what unlock needs. */
 static inline bool lock(void) {
   uintptr_t me = thread_id(), none = 0;
-  if (atomic_load_explicit(&S.holder, memory_order_relaxed) == me) return false;
-  if (SKN_UNLIKELY(!atomic_compare_exchange_strong_explicit(&S.holder, &none, me, memory_order_acquire,
+  if (atomic_load_explicit(&net_state.holder, memory_order_relaxed) == me) return false;
+  if (SKN_UNLIKELY(!atomic_compare_exchange_strong_explicit(&net_state.holder, &none, me, memory_order_acquire,
                                                             memory_order_relaxed)))
     lock_slow(me);
   return true;
 }
 
 static inline void unlock(bool taken) {
-  if (taken) atomic_store_explicit(&S.holder, 0, memory_order_release);
+  if (taken) atomic_store_explicit(&net_state.holder, 0, memory_order_release);
 }
 
 /* For progress and arm: false if anyone holds the lock, this thread included. */
 static inline bool try_lock(void) {
   uintptr_t none = 0;
-  return atomic_load_explicit(&S.holder, memory_order_relaxed) == 0 &&
-         atomic_compare_exchange_strong_explicit(&S.holder, &none, thread_id(), memory_order_acquire,
+  return atomic_load_explicit(&net_state.holder, memory_order_relaxed) == 0 &&
+         atomic_compare_exchange_strong_explicit(&net_state.holder, &none, thread_id(), memory_order_acquire,
                                                  memory_order_relaxed);
 }
 
@@ -165,21 +165,21 @@ static inline void bump(_Atomic(uint64_t) *c, int64_t by) {
 /* ---------------------------------------------------------------- small helpers */
 
 int skn_net_proc_of(int r) {
-  const skn_pmi_info *pi = S.pmi;
+  const skn_pmi_info *pi = net_state.pmi;
   if (r < 0 || r >= pi->world_size) return -1;
   return skn_pmi_block_proc(pi->world_size, pi->nprocs, r);
 }
 
 static send_rec *rec_alloc(void) {
-  send_rec *r = S.free_recs;
-  if (r) S.free_recs = r->next;
+  send_rec *r = net_state.free_recs;
+  if (r) net_state.free_recs = r->next;
   else if (!(r = malloc(sizeof *r))) skn_fatal("UCX transport: out of memory");
   return r;
 }
 
 static void rec_free(send_rec *r) {
-  r->next = S.free_recs;
-  S.free_recs = r;
+  r->next = net_state.free_recs;
+  net_state.free_recs = r;
 }
 
 static void host_id(char *out, size_t n) {
@@ -198,10 +198,10 @@ static void host_id(char *out, size_t n) {
 static void mark_failed(peer *p, const char *why) {
   if (atomic_exchange(&p->failed, true)) return;
   /* One that died before it joined the fence is reported by the key-value service */
-  if (atomic_load(&S.finalizing)) return;
+  if (atomic_load(&net_state.finalizing)) return;
   skn_log("UCX transport: process %d failed: %s", p->proc, why);
-  S.events++;
-  if (S.hooks.peer_failed) S.hooks.peer_failed(S.hooks.hctx, p->proc, why);
+  net_state.events++;
+  if (net_state.hooks.peer_failed) net_state.hooks.peer_failed(net_state.hooks.hctx, p->proc, why);
 }
 
 static int fail_status(peer *p) { return atomic_load(&p->failed) ? SKN_NET_ERR_PEER : SKN_NET_ERR; }
@@ -217,7 +217,7 @@ static ucp_ep_h get_ep(peer *p) {
   if (SKN_LIKELY(p->ep != NULL)) return p->ep;
   void *blob = NULL;
   size_t len = 0;
-  if (S.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return NULL;
+  if (net_state.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return NULL;
   blob_head h;
   if (len < sizeof h || (memcpy(&h, blob, sizeof h), h.magic != BLOB_MAGIC) ||
       len != sizeof h + h.addr_len) {
@@ -233,22 +233,22 @@ static ucp_ep_h get_ep(peer *p) {
       .err_handler = {.cb = ep_error_cb, .arg = p},
   };
   ucp_ep_h ep;
-  ucs_status_t st = ucp_ep_create(S.worker, &ep_params, &ep);
+  ucs_status_t st = ucp_ep_create(net_state.worker, &ep_params, &ep);
   free(blob);
   if (st != UCS_OK) {
     skn_log("UCX transport: cannot connect to process %d: %s", p->proc, ucs_status_string(st));
     return NULL;
   }
-  bump(&S.endpoints, 1);
+  bump(&net_state.endpoints, 1);
   return p->ep = ep;
 }
 
 /* ---------------------------------------------------------------- receive side */
 
 static void deliver_eager(const skn_net_data_hdr *hdr, const void *data, size_t len) {
-  bump(&S.delivered_eager, 1);
-  S.events++;
-  S.hooks.deliver(S.hooks.hctx, hdr, data, len);
+  bump(&net_state.delivered_eager, 1);
+  net_state.events++;
+  net_state.hooks.deliver(net_state.hooks.hctx, hdr, data, len);
 }
 
 /* in_cb: inside UCX's receive callback for this very descriptor, which UCX owns until the
@@ -259,13 +259,13 @@ static bool deliver_rndv(const skn_net_data_hdr *hdr, void *desc, int src_proc, 
   skn_net_rndv *h = malloc(sizeof *h);
   if (!h) skn_fatal("UCX transport: out of memory");
   *h = (skn_net_rndv){.desc = desc, .hdr = *hdr, .src_proc = src_proc};
-  bump(&S.delivered_rndv, 1);
-  S.events++;
-  S.delivering = in_cb ? h : NULL;
-  S.dropped_in_hook = false;
-  S.hooks.deliver_rndv(S.hooks.hctx, &h->hdr, h);
-  S.delivering = NULL;
-  return !S.dropped_in_hook;
+  bump(&net_state.delivered_rndv, 1);
+  net_state.events++;
+  net_state.delivering = in_cb ? h : NULL;
+  net_state.dropped_in_hook = false;
+  net_state.hooks.deliver_rndv(net_state.hooks.hctx, &h->hdr, h);
+  net_state.delivering = NULL;
+  return !net_state.dropped_in_hook;
 }
 
 /* Delivers the held messages that have become next in their stream. */
@@ -281,7 +281,7 @@ static void drain_held(peer *p) {
       deliver_rndv(&m->hdr, m->data, p->proc, false);
     } else {
       deliver_eager(&m->hdr, m->data, m->len);
-      if (m->ucx_owned) ucp_am_data_release(S.worker, m->data);
+      if (m->ucx_owned) ucp_am_data_release(net_state.worker, m->data);
       else free(m->data);
     }
     free(m);
@@ -297,14 +297,14 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
     memcpy(&env, header, sizeof env); /* the header may be unaligned */
     src = skn_net_proc_of(env.src_world);
   }
-  if (src < 0 || env.dst_world < S.pmi->first_rank ||
-      env.dst_world >= S.pmi->first_rank + S.pmi->nranks || env.bytes != length) {
+  if (src < 0 || env.dst_world < net_state.pmi->first_rank ||
+      env.dst_world >= net_state.pmi->first_rank + net_state.pmi->nranks || env.bytes != length) {
     skn_log("UCX transport: dropped a malformed message (header %zu bytes, payload %zu)",
             header_length, length);
-    if (rndv) ucp_am_data_release(S.worker, data);
+    if (rndv) ucp_am_data_release(net_state.worker, data);
     return UCS_OK;
   }
-  peer *p = &S.peers[src];
+  peer *p = &net_state.peers[src];
   if (env.seq == p->recv_next) {
     p->recv_next++;
     bool kept = rndv && deliver_rndv(&env, data, src, true); /* UCS_OK drops a rendezvous */
@@ -329,7 +329,7 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
   }
   m->next = p->held;
   p->held = m;
-  bump(&S.held, 1);
+  bump(&net_state.held, 1);
   return ret;
 }
 
@@ -341,7 +341,7 @@ static bool control_hdr(const void *header, size_t header_length, size_t length,
     return false;
   }
   memcpy(out, header, size);
-  S.events++;
+  net_state.events++;
   return true;
 }
 
@@ -352,8 +352,8 @@ static ucs_status_t am_ack_cb(void *arg, const void *header, size_t header_lengt
   (void)arg, (void)data, (void)param;
   skn_net_ack_hdr h;
   if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
-  bump(&S.acks_received, 1);
-  if (S.hooks.acked) S.hooks.acked(S.hooks.hctx, &h);
+  bump(&net_state.acks_received, 1);
+  if (net_state.hooks.acked) net_state.hooks.acked(net_state.hooks.hctx, &h);
   return UCS_OK;
 }
 
@@ -362,7 +362,7 @@ static ucs_status_t am_cancel_cb(void *arg, const void *header, size_t header_le
   (void)arg, (void)data, (void)param;
   skn_net_cancel_hdr h;
   if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
-  h.cancelled = S.hooks.withdraw && S.hooks.withdraw(S.hooks.hctx, &h);
+  h.cancelled = net_state.hooks.withdraw && net_state.hooks.withdraw(net_state.hooks.hctx, &h);
   if (send_control(skn_net_proc_of(h.src_world), AM_CANCEL_ANSWER, &h, sizeof h) < 0)
     skn_log("UCX transport: cannot answer a cancel from rank %d", h.src_world);
   return UCS_OK;
@@ -373,7 +373,7 @@ static ucs_status_t am_cancel_answer_cb(void *arg, const void *header, size_t he
   (void)arg, (void)data, (void)param;
   skn_net_cancel_hdr h;
   if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
-  if (S.hooks.cancel_done) S.hooks.cancel_done(S.hooks.hctx, &h);
+  if (net_state.hooks.cancel_done) net_state.hooks.cancel_done(net_state.hooks.hctx, &h);
   return UCS_OK;
 }
 
@@ -381,7 +381,7 @@ static ucs_status_t am_control_cb(void *arg, const void *header, size_t header_l
                                   const ucp_am_recv_param_t *param) {
   (void)arg, (void)data, (void)param;
   skn_net_ctrl_hdr h;
-  if (control_hdr(header, header_length, length, &h, sizeof h) && S.hooks.control) S.hooks.control(S.hooks.hctx, &h);
+  if (control_hdr(header, header_length, length, &h, sizeof h) && net_state.hooks.control) net_state.hooks.control(net_state.hooks.hctx, &h);
   return UCS_OK;
 }
 
@@ -389,10 +389,10 @@ static ucs_status_t am_control_cb(void *arg, const void *header, size_t header_l
 
 static void send_cb(void *request, ucs_status_t status, void *user_data) {
   send_rec *r = user_data;
-  int st = status == UCS_OK ? SKN_NET_OK : fail_status(&S.peers[r->dst]);
-  if (status != UCS_OK && !atomic_load(&S.peers[r->dst].failed))
+  int st = status == UCS_OK ? SKN_NET_OK : fail_status(&net_state.peers[r->dst]);
+  if (status != UCS_OK && !atomic_load(&net_state.peers[r->dst].failed))
     skn_log("UCX transport: send to process %d failed: %s", r->dst, ucs_status_string(status));
-  S.events++;
+  net_state.events++;
   if (r->done) r->done(r->arg, st);
   rec_free(r);
   ucp_request_free(request);
@@ -410,7 +410,7 @@ static int send_failed(peer *p, ucs_status_ptr_t sp) {
  * UCX cannot (no room, or not inline): send it with a record instead. */
 static int send_now(peer *p, ucp_ep_h ep, unsigned am, const void *hdr, size_t hlen, const void *buf,
                     size_t len) {
-  if (len > S.rndv_threshold || SKN_UNLIKELY(S.test_swap)) return SKN_NET_INPROGRESS;
+  if (len > net_state.rndv_threshold || SKN_UNLIKELY(net_state.test_swap)) return SKN_NET_INPROGRESS;
   ucp_request_param_t param = {
       .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
       .flags = UCP_AM_SEND_FLAG_EAGER,
@@ -430,7 +430,7 @@ static int post_send(peer *p, ucp_ep_h ep, send_rec *r, const void *buf, size_t 
                       UCP_OP_ATTR_FIELD_FLAGS | (deferred ? UCP_OP_ATTR_FLAG_NO_IMM_CMPL : 0),
       .cb.send = send_cb,
       .user_data = r,
-      .flags = am == AM_ACK || len <= S.rndv_threshold ? UCP_AM_SEND_FLAG_EAGER
+      .flags = am == AM_ACK || len <= net_state.rndv_threshold ? UCP_AM_SEND_FLAG_EAGER
                                                         : UCP_AM_SEND_FLAG_RNDV,
   };
   ucs_status_ptr_t sp = ucp_am_send_nbx(ep, am, &r->hdr, r->hlen, buf, len, &param);
@@ -458,10 +458,10 @@ static void flush_deferred(peer *p) {
 /* Under the lock. */
 static int send_msg(int dst_proc, const skn_net_data_hdr *env, const void *buf, size_t len,
                     skn_net_done_fn done, void *arg) {
-  peer *p = &S.peers[dst_proc];
+  peer *p = &net_state.peers[dst_proc];
   ucp_ep_h ep = get_ep(p);
   if (!ep) return SKN_NET_ERR;
-  bump(len > S.rndv_threshold ? &S.sent_rndv : &S.sent_eager, 1);
+  bump(len > net_state.rndv_threshold ? &net_state.sent_rndv : &net_state.sent_eager, 1);
   skn_net_data_hdr e = *env;
   e.bytes = len;
   e.seq = p->send_seq++;
@@ -473,7 +473,7 @@ static int send_msg(int dst_proc, const skn_net_data_hdr *env, const void *buf, 
   r->done = done;
   r->arg = arg;
   r->dst = dst_proc;
-  if (SKN_UNLIKELY(S.test_swap)) {
+  if (SKN_UNLIKELY(net_state.test_swap)) {
     r->buf = buf;
     r->len = len;
     send_rec *d = p->deferred;
@@ -488,11 +488,11 @@ static int send_msg(int dst_proc, const skn_net_data_hdr *env, const void *buf, 
 
 int skn_net_send(int dst_proc, const skn_net_data_hdr *env, const void *buf, size_t len,
                  skn_net_done_fn done, void *arg) {
-  if (dst_proc < 0 || dst_proc >= S.pmi->nprocs) {
-    skn_log("UCX transport: send to process %d of %d", dst_proc, S.pmi->nprocs);
+  if (dst_proc < 0 || dst_proc >= net_state.pmi->nprocs) {
+    skn_log("UCX transport: send to process %d of %d", dst_proc, net_state.pmi->nprocs);
     return SKN_NET_INVAL;
   }
-  if (SKN_UNLIKELY(atomic_load_explicit(&S.peers[dst_proc].failed, memory_order_relaxed)))
+  if (SKN_UNLIKELY(atomic_load_explicit(&net_state.peers[dst_proc].failed, memory_order_relaxed)))
     return SKN_NET_ERR_PEER;
   bool taken = lock();
   int st = send_msg(dst_proc, env, buf, len, done, arg);
@@ -503,11 +503,11 @@ int skn_net_send(int dst_proc, const skn_net_data_hdr *env, const void *buf, siz
 /* A header-only message (ack, cancel, its answer, the core's control) to process `proc`.
  * Under the lock. */
 static int send_control(int proc, unsigned am, const void *hdr, size_t hlen) {
-  if (proc < 0 || proc >= S.pmi->nprocs) {
-    skn_log("UCX transport: control message to process %d of %d", proc, S.pmi->nprocs);
+  if (proc < 0 || proc >= net_state.pmi->nprocs) {
+    skn_log("UCX transport: control message to process %d of %d", proc, net_state.pmi->nprocs);
     return SKN_NET_INVAL;
   }
-  peer *p = &S.peers[proc];
+  peer *p = &net_state.peers[proc];
   if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
   ucp_ep_h ep = get_ep(p);
   if (!ep) return SKN_NET_ERR;
@@ -532,9 +532,9 @@ static int send_control_locking(int proc, unsigned am, const void *hdr, size_t h
 int skn_net_ack(const skn_net_ack_hdr *env) {
   bool taken = lock();
   /* counted before it can arrive: a count of the job never sees it delivered but not sent */
-  bump(&S.acks_sent, 1);
+  bump(&net_state.acks_sent, 1);
   int st = send_control(skn_net_proc_of(env->src_world), AM_ACK, env, sizeof *env);
-  if (st < 0) bump(&S.acks_sent, -1);
+  if (st < 0) bump(&net_state.acks_sent, -1);
   unlock(taken);
   return st;
 }
@@ -563,12 +563,12 @@ static void fetch_cb(void *request, ucs_status_t status, size_t length, void *us
     fetch_finish(h);
   } else {
     free(h->bounce);
-    st = fail_status(&S.peers[h->src_proc]);
+    st = fail_status(&net_state.peers[h->src_proc]);
     if (st == SKN_NET_ERR)
       skn_log("UCX transport: fetch from process %d failed: %s", h->src_proc,
               ucs_status_string(status));
   }
-  S.events++;
+  net_state.events++;
   if (h->done) h->done(h->arg, st);
   free(h);
   ucp_request_free(request);
@@ -595,14 +595,14 @@ static int fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, v
       .cb.recv_am = fetch_cb,
       .user_data = h,
   };
-  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(S.worker, h->desc, dst, h->hdr.bytes, &param);
+  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(net_state.worker, h->desc, dst, h->hdr.bytes, &param);
   if (sp == NULL) {
     fetch_finish(h);
     free(h);
     return SKN_NET_OK;
   }
   if (UCS_PTR_IS_ERR(sp)) {
-    int st = fail_status(&S.peers[h->src_proc]);
+    int st = fail_status(&net_state.peers[h->src_proc]);
     if (st == SKN_NET_ERR)
       skn_log("UCX transport: fetch from process %d: %s", h->src_proc,
               ucs_status_string(UCS_PTR_STATUS(sp)));
@@ -622,8 +622,8 @@ int skn_net_fetch(skn_net_rndv *h, void *buf, size_t len, skn_net_done_fn done, 
 
 void skn_net_discard(skn_net_rndv *h) {
   bool taken = lock();
-  if (h == S.delivering) S.dropped_in_hook = true; /* released by the callback's return */
-  else ucp_am_data_release(S.worker, h->desc);
+  if (h == net_state.delivering) net_state.dropped_in_hook = true; /* released by the callback's return */
+  else ucp_am_data_release(net_state.worker, h->desc);
   unlock(taken);
   free(h);
 }
@@ -639,10 +639,10 @@ int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_
                              .address = addr, .length = len};
   ucp_mem_h memh;
   bool taken = lock();
-  ucs_status_t st = ucp_mem_map(S.context, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(net_state.context, &mp, &memh);
   void *packed = NULL;
   size_t plen = 0;
-  if (st == UCS_OK && (st = ucp_rkey_pack(S.context, memh, &packed, &plen)) != UCS_OK) ucp_mem_unmap(S.context, memh);
+  if (st == UCS_OK && (st = ucp_rkey_pack(net_state.context, memh, &packed, &plen)) != UCS_OK) ucp_mem_unmap(net_state.context, memh);
   unlock(taken);
   if (st != UCS_OK) {
     skn_log("UCX transport: cannot register %zu bytes at %p: %s", len, addr, ucs_status_string(st));
@@ -665,24 +665,24 @@ int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_
 void skn_net_mem_unmap(skn_net_mem *mem) {
   if (!mem) return;
   bool taken = lock();
-  ucs_status_t st = ucp_mem_unmap(S.context, (ucp_mem_h)mem);
+  ucs_status_t st = ucp_mem_unmap(net_state.context, (ucp_mem_h)mem);
   unlock(taken);
   if (st != UCS_OK) skn_log("UCX transport: ucp_mem_unmap: %s", ucs_status_string(st));
 }
 
 int skn_net_rkey_unpack(int proc, const void *buf, size_t len, skn_net_rkey **out) {
   (void)len;
-  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  if (proc < 0 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
   skn_net_rkey *rk = malloc(sizeof *rk);
   if (!rk) return SKN_NET_ERR;
   bool taken = lock();
-  ucp_ep_h ep = get_ep(&S.peers[proc]);
+  ucp_ep_h ep = get_ep(&net_state.peers[proc]);
   ucs_status_t st = ep ? ucp_ep_rkey_unpack(ep, buf, &rk->rkey) : UCS_ERR_UNREACHABLE;
   unlock(taken);
   if (st != UCS_OK) {
     skn_log("UCX transport: cannot unpack a remote key of process %d: %s", proc, ucs_status_string(st));
     free(rk);
-    return fail_status(&S.peers[proc]);
+    return fail_status(&net_state.peers[proc]);
   }
   *out = rk;
   return SKN_NET_OK;
@@ -723,8 +723,8 @@ static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what
 
 static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
                void *arg) {
-  if (proc < 0 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
-  peer *p = &S.peers[proc];
+  if (proc < 0 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
+  peer *p = &net_state.peers[proc];
   if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
   bool taken = lock();
   ucp_ep_h ep = get_ep(p);
@@ -757,10 +757,10 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
       [SKN_NET_AOP_ADD] = UCP_ATOMIC_OP_ADD, [SKN_NET_AOP_AND] = UCP_ATOMIC_OP_AND,
       [SKN_NET_AOP_OR] = UCP_ATOMIC_OP_OR,   [SKN_NET_AOP_XOR] = UCP_ATOMIC_OP_XOR,
       [SKN_NET_AOP_SWAP] = UCP_ATOMIC_OP_SWAP, [SKN_NET_AOP_CSWAP] = UCP_ATOMIC_OP_CSWAP};
-  if (proc < 0 || proc >= S.pmi->nprocs || aop < 0 || aop > SKN_NET_AOP_CSWAP || (width != 4 && width != 8) ||
+  if (proc < 0 || proc >= net_state.pmi->nprocs || aop < 0 || aop > SKN_NET_AOP_CSWAP || (width != 4 && width != 8) ||
       (!result && aop >= SKN_NET_AOP_SWAP))
     return SKN_NET_INVAL;
-  peer *p = &S.peers[proc];
+  peer *p = &net_state.peers[proc];
   if (atomic_load_explicit(&p->failed, memory_order_relaxed)) return SKN_NET_ERR_PEER;
   bool taken = lock();
   ucp_ep_h ep = get_ep(p);
@@ -787,16 +787,16 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
 }
 
 int skn_net_flush(int proc, skn_net_done_fn done, void *arg) {
-  if (proc < -1 || proc >= S.pmi->nprocs) return SKN_NET_INVAL;
+  if (proc < -1 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
   bool taken = lock();
   int st = SKN_NET_OK;
-  peer *p = &S.peers[proc < 0 ? S.pmi->proc : proc];
+  peer *p = &net_state.peers[proc < 0 ? net_state.pmi->proc : proc];
   ucp_ep_h ep = proc < 0 ? NULL : p->ep;
   if (proc < 0 || ep) { /* no endpoint: nothing was ever issued to it */
-    send_rec *r = op_rec(proc < 0 ? S.pmi->proc : proc, done, arg);
+    send_rec *r = op_rec(proc < 0 ? net_state.pmi->proc : proc, done, arg);
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                                  .cb.send = send_cb, .user_data = r};
-    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(S.worker, &param) : ucp_ep_flush_nbx(ep, &param);
+    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(net_state.worker, &param) : ucp_ep_flush_nbx(ep, &param);
     st = op_status(p, r, sp, "flush");
   }
   unlock(taken);
@@ -808,10 +808,10 @@ int skn_net_flush(int proc, skn_net_done_fn done, void *arg) {
 /* Polls the pidfds of the processes on this host (cheap: one poll every 10 ms at most). */
 static void check_liveness(void) {
   uint64_t now = skn_now_ns();
-  if (now < S.next_check_ns) return;
-  S.next_check_ns = now + LIVENESS_PERIOD_NS;
-  for (int q = 0; q < S.pmi->nprocs; q++) {
-    peer *p = &S.peers[q];
+  if (now < net_state.next_check_ns) return;
+  net_state.next_check_ns = now + LIVENESS_PERIOD_NS;
+  for (int q = 0; q < net_state.pmi->nprocs; q++) {
+    peer *p = &net_state.peers[q];
     if (p->pidfd < 0 || atomic_load_explicit(&p->failed, memory_order_relaxed)) continue;
     struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
     if (poll(&pfd, 1, 0) > 0) mark_failed(p, "the process has ended");
@@ -820,12 +820,12 @@ static void check_liveness(void) {
 
 bool skn_net_progress(void) {
   if (!try_lock()) return false;
-  S.events = 0;
-  unsigned n = ucp_worker_progress(S.worker);
-  if (SKN_UNLIKELY((++S.calls & 255) == 0 || S.next_check_ns == 0)) check_liveness();
-  if (SKN_UNLIKELY(S.test_swap))
-    for (int q = 0; q < S.pmi->nprocs; q++) flush_deferred(&S.peers[q]);
-  bool any = n != 0 || S.events != 0;
+  net_state.events = 0;
+  unsigned n = ucp_worker_progress(net_state.worker);
+  if (SKN_UNLIKELY((++net_state.calls & 255) == 0 || net_state.next_check_ns == 0)) check_liveness();
+  if (SKN_UNLIKELY(net_state.test_swap))
+    for (int q = 0; q < net_state.pmi->nprocs; q++) flush_deferred(&net_state.peers[q]);
+  bool any = n != 0 || net_state.events != 0;
   unlock(true);
   return any;
 }
@@ -835,7 +835,7 @@ bool skn_net_progress(void) {
 static int publish_address(void) {
   ucp_address_t *addr;
   size_t addr_len;
-  ucs_status_t st = ucp_worker_get_address(S.worker, &addr, &addr_len);
+  ucs_status_t st = ucp_worker_get_address(net_state.worker, &addr, &addr_len);
   if (st != UCS_OK) {
     skn_log("UCX transport: ucp_worker_get_address: %s", ucs_status_string(st));
     return SKN_NET_ERR;
@@ -847,11 +847,11 @@ static int publish_address(void) {
   if (!blob) skn_fatal("UCX transport: out of memory");
   memcpy(blob, &h, sizeof h);
   memcpy(blob + sizeof h, addr, addr_len);
-  ucp_worker_release_address(S.worker, addr);
-  int rc = S.hooks.pmi->put(ADDR_KEY, blob, len);
+  ucp_worker_release_address(net_state.worker, addr);
+  int rc = net_state.hooks.pmi->put(ADDR_KEY, blob, len);
   free(blob);
   if (rc != SKN_PMI_OK) return SKN_NET_ERR;
-  return S.hooks.pmi->fence() == SKN_PMI_OK ? SKN_NET_OK : SKN_NET_ERR;
+  return net_state.hooks.pmi->fence() == SKN_PMI_OK ? SKN_NET_OK : SKN_NET_ERR;
 }
 
 /* Same host and pid namespace: watch the process through a pidfd, and let the endpoint use
@@ -859,11 +859,11 @@ static int publish_address(void) {
 static int setup_peer(peer *p) {
   p->pidfd = -1;
   p->errmode_peer = true;
-  if (p->proc == S.pmi->proc || S.errmode_all_peer || S.hooks.pmi->node_of(p->proc) != S.pmi->node)
+  if (p->proc == net_state.pmi->proc || net_state.errmode_all_peer || net_state.hooks.pmi->node_of(p->proc) != net_state.pmi->node)
     return SKN_NET_OK; /* SKEIN_NET_ERRMODE=peer: every process is treated as remote */
   void *blob = NULL;
   size_t len = 0;
-  if (S.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return SKN_NET_ERR;
+  if (net_state.hooks.pmi->get(p->proc, ADDR_KEY, &blob, &len) != SKN_PMI_OK) return SKN_NET_ERR;
   blob_head h, mine;
   host_id(mine.host_id, sizeof mine.host_id);
   bool ok = len >= sizeof h;
@@ -887,33 +887,33 @@ static int setup_peer(peer *p) {
 /* One fd a sleeping worker can wait on: UCX's wakeup fd and the pidfds of local peers. */
 static int make_epoll(void) {
   int ucx_fd;
-  ucs_status_t st = ucp_worker_get_efd(S.worker, &ucx_fd);
+  ucs_status_t st = ucp_worker_get_efd(net_state.worker, &ucx_fd);
   if (st != UCS_OK) {
     skn_log("UCX transport: ucp_worker_get_efd: %s", ucs_status_string(st));
     return SKN_NET_ERR;
   }
-  if ((S.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+  if ((net_state.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
     skn_log("UCX transport: epoll_create1: %s", strerror(errno));
     return SKN_NET_ERR;
   }
   struct epoll_event ev = {.events = EPOLLIN};
-  if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, ucx_fd, &ev) != 0) goto fail;
-  for (int q = 0; q < S.pmi->nprocs; q++)
-    if (S.peers[q].pidfd >= 0 && epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.peers[q].pidfd, &ev) != 0)
+  if (epoll_ctl(net_state.epfd, EPOLL_CTL_ADD, ucx_fd, &ev) != 0) goto fail;
+  for (int q = 0; q < net_state.pmi->nprocs; q++)
+    if (net_state.peers[q].pidfd >= 0 && epoll_ctl(net_state.epfd, EPOLL_CTL_ADD, net_state.peers[q].pidfd, &ev) != 0)
       goto fail;
   return SKN_NET_OK;
 fail:
   skn_log("UCX transport: epoll_ctl: %s", strerror(errno));
-  close(S.epfd);
+  close(net_state.epfd);
   return SKN_NET_ERR;
 }
 
-int skn_net_event_fd(void) { return S.epfd; }
+int skn_net_event_fd(void) { return net_state.epfd; }
 
 bool skn_net_arm(void) {
   if (!try_lock()) return false; /* someone is in the transport: do not sleep */
-  S.next_check_ns = 0; /* after the sleep, look at the pidfds at the next progress */
-  ucs_status_t st = ucp_worker_arm(S.worker);
+  net_state.next_check_ns = 0; /* after the sleep, look at the pidfds at the next progress */
+  ucs_status_t st = ucp_worker_arm(net_state.worker);
   unlock(true);
   if (st != UCS_OK && st != UCS_ERR_BUSY)
     skn_log("UCX transport: ucp_worker_arm: %s", ucs_status_string(st));
@@ -925,16 +925,16 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
     skn_log("UCX transport: init needs deliver and deliver_rndv hooks and PMI calls");
     return SKN_NET_INVAL;
   }
-  S.pmi = pmi;
-  S.hooks = *hooks;
-  S.rndv_threshold = (size_t)skn_env_size("NET_RNDV", 8192);
+  net_state.pmi = pmi;
+  net_state.hooks = *hooks;
+  net_state.rndv_threshold = (size_t)skn_env_size("NET_RNDV", 8192);
   const char *mode = getenv("SKEIN_NET_ERRMODE");
   if (mode && strcmp(mode, "peer") && strcmp(mode, "auto")) {
     skn_log("UCX transport: SKEIN_NET_ERRMODE must be auto or peer, not '%s'", mode);
     return SKN_NET_INVAL;
   }
-  S.errmode_all_peer = mode && !strcmp(mode, "peer");
-  S.test_swap = skn_env_int("NET_TEST_SWAP", 0) != 0;
+  net_state.errmode_all_peer = mode && !strcmp(mode, "peer");
+  net_state.test_swap = skn_env_int("NET_TEST_SWAP", 0) != 0;
 
   ucp_config_t *config;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config); /* honours UCX_* variables */
@@ -947,18 +947,18 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
       .estimated_num_eps = (size_t)pmi->nprocs,
       .name = "skein",
   };
-  st = ucp_init(&params, config, &S.context);
+  st = ucp_init(&params, config, &net_state.context);
   ucp_config_release(config);
   if (st != UCS_OK) goto ucx_error;
   ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                             .thread_mode = UCS_THREAD_MODE_SERIALIZED};
-  st = ucp_worker_create(S.context, &wp, &S.worker);
+  st = ucp_worker_create(net_state.context, &wp, &net_state.worker);
   if (st != UCS_OK) goto cleanup_context;
   ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE |
                                         UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER};
-  st = ucp_worker_query(S.worker, &wa);
+  st = ucp_worker_query(net_state.worker, &wa);
   if (st != UCS_OK) goto cleanup_worker;
-  S.thread_mode = wa.thread_mode;
+  net_state.thread_mode = wa.thread_mode;
   if (wa.thread_mode == UCS_THREAD_MODE_SINGLE) {
     skn_log("UCX transport: UCX granted thread mode SINGLE, not SERIALIZED");
     goto cleanup_worker_quiet;
@@ -972,41 +972,41 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
       .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
       .id = AM_MSG, .flags = UCP_AM_FLAG_WHOLE_MSG, .cb = am_msg_cb};
-  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_ACK;
   hp.cb = am_ack_cb;
-  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_CANCEL;
   hp.cb = am_cancel_cb;
-  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_CANCEL_ANSWER;
   hp.cb = am_cancel_answer_cb;
-  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_CONTROL;
   hp.cb = am_control_cb;
-  if ((st = ucp_worker_set_am_recv_handler(S.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
 
-  S.peers = calloc((size_t)pmi->nprocs, sizeof *S.peers);
-  if (!S.peers) skn_fatal("UCX transport: out of memory");
-  for (int q = 0; q < pmi->nprocs; q++) S.peers[q].proc = q;
+  net_state.peers = calloc((size_t)pmi->nprocs, sizeof *net_state.peers);
+  if (!net_state.peers) skn_fatal("UCX transport: out of memory");
+  for (int q = 0; q < pmi->nprocs; q++) net_state.peers[q].proc = q;
   if (publish_address() != SKN_NET_OK) goto cleanup_peers;
   for (int q = 0; q < pmi->nprocs; q++)
-    if (setup_peer(&S.peers[q]) != SKN_NET_OK) goto cleanup_peers;
+    if (setup_peer(&net_state.peers[q]) != SKN_NET_OK) goto cleanup_peers;
   if (make_epoll() != SKN_NET_OK) goto cleanup_peers;
   return SKN_NET_OK;
 
 cleanup_peers:
   for (int q = 0; q < pmi->nprocs; q++)
-    if (S.peers[q].pidfd >= 0) close(S.peers[q].pidfd);
-  free(S.peers);
-  S.peers = NULL;
+    if (net_state.peers[q].pidfd >= 0) close(net_state.peers[q].pidfd);
+  free(net_state.peers);
+  net_state.peers = NULL;
   goto cleanup_worker_quiet;
 cleanup_worker:
   skn_log("UCX transport: %s", ucs_status_string(st));
 cleanup_worker_quiet:
-  ucp_worker_destroy(S.worker);
+  ucp_worker_destroy(net_state.worker);
 cleanup_context:
-  ucp_cleanup(S.context);
+  ucp_cleanup(net_state.context);
   return SKN_NET_ERR;
 ucx_error:
   skn_log("UCX transport: %s", ucs_status_string(st));
@@ -1015,17 +1015,17 @@ ucx_error:
 
 void skn_net_get_stats(skn_net_stats *o) {
   *o = (skn_net_stats){
-      .endpoints = atomic_load(&S.endpoints),
-      .sent_eager = atomic_load(&S.sent_eager),
-      .sent_rndv = atomic_load(&S.sent_rndv),
-      .delivered_eager = atomic_load(&S.delivered_eager),
-      .delivered_rndv = atomic_load(&S.delivered_rndv),
-      .held = atomic_load(&S.held),
-      .acks_sent = atomic_load(&S.acks_sent),
-      .acks_received = atomic_load(&S.acks_received),
-      .rndv_threshold = S.rndv_threshold,
-      .thread_mode = S.thread_mode == UCS_THREAD_MODE_MULTI        ? "multi"
-                     : S.thread_mode == UCS_THREAD_MODE_SERIALIZED ? "serialized"
+      .endpoints = atomic_load(&net_state.endpoints),
+      .sent_eager = atomic_load(&net_state.sent_eager),
+      .sent_rndv = atomic_load(&net_state.sent_rndv),
+      .delivered_eager = atomic_load(&net_state.delivered_eager),
+      .delivered_rndv = atomic_load(&net_state.delivered_rndv),
+      .held = atomic_load(&net_state.held),
+      .acks_sent = atomic_load(&net_state.acks_sent),
+      .acks_received = atomic_load(&net_state.acks_received),
+      .rndv_threshold = net_state.rndv_threshold,
+      .thread_mode = net_state.thread_mode == UCS_THREAD_MODE_MULTI        ? "multi"
+                     : net_state.thread_mode == UCS_THREAD_MODE_SERIALIZED ? "serialized"
                                                                    : "single",
   };
 }
@@ -1038,14 +1038,14 @@ static ucs_status_t wait_request(ucs_status_ptr_t sp, int ms) {
   ucs_status_t st;
   while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS && skn_now_ns() < end)
     skn_net_progress();
-  if (st == UCS_INPROGRESS) ucp_request_cancel(S.worker, sp);
+  if (st == UCS_INPROGRESS) ucp_request_cancel(net_state.worker, sp);
   ucp_request_free(sp);
   return st;
 }
 
 static void *fence_main(void *arg) {
   _Atomic(int) *rc = arg;
-  atomic_store(rc, S.hooks.pmi->fence());
+  atomic_store(rc, net_state.hooks.pmi->fence());
   return NULL;
 }
 
@@ -1055,7 +1055,7 @@ static void *fence_main(void *arg) {
 static int fence_progressing(void) {
   _Atomic(int) rc = 1; /* not a PMI status: still running */
   pthread_t t;
-  if (pthread_create(&t, NULL, fence_main, (void *)&rc) != 0) return S.hooks.pmi->fence();
+  if (pthread_create(&t, NULL, fence_main, (void *)&rc) != 0) return net_state.hooks.pmi->fence();
   while (atomic_load(&rc) == 1)
     if (!skn_net_progress()) sched_yield();
   pthread_join(t, NULL);
@@ -1064,19 +1064,19 @@ static int fence_progressing(void) {
 
 int skn_net_finalize(void) {
   int rc = SKN_NET_OK;
-  for (int q = 0; q < S.pmi->nprocs; q++) flush_deferred(&S.peers[q]);
+  for (int q = 0; q < net_state.pmi->nprocs; q++) flush_deferred(&net_state.peers[q]);
   /* Every send of this process has completed remotely before anyone closes. */
   ucp_request_param_t np = {.op_attr_mask = 0};
-  ucs_status_t st = wait_request(ucp_worker_flush_nbx(S.worker, &np), 10000);
+  ucs_status_t st = wait_request(ucp_worker_flush_nbx(net_state.worker, &np), 10000);
   if (st != UCS_OK) {
     skn_log("UCX transport: flush at finalize: %s", ucs_status_string(st));
     rc = SKN_NET_ERR;
   }
-  atomic_store(&S.finalizing, true);
+  atomic_store(&net_state.finalizing, true);
   if (fence_progressing() != SKN_PMI_OK) rc = SKN_NET_ERR;
-  ucs_status_ptr_t *closing = calloc((size_t)S.pmi->nprocs, sizeof *closing);
-  for (int q = 0; q < S.pmi->nprocs; q++) {
-    peer *p = &S.peers[q];
+  ucs_status_ptr_t *closing = calloc((size_t)net_state.pmi->nprocs, sizeof *closing);
+  for (int q = 0; q < net_state.pmi->nprocs; q++) {
+    peer *p = &net_state.peers[q];
     ucp_ep_h ep = p->ep;
     if (!ep) continue;
     /* FORCE is refused on endpoints without peer error mode; a failed peer cannot flush */
@@ -1087,29 +1087,29 @@ int skn_net_finalize(void) {
   }
   /* After the flush and the fence nothing of ours is in flight: a peer that has already
    * gone (connection reset) is not an error. A close that cannot finish is given up. */
-  for (int q = 0; q < S.pmi->nprocs; q++)
+  for (int q = 0; q < net_state.pmi->nprocs; q++)
     if (closing[q]) wait_request(closing[q], 2000);
   free(closing);
-  for (int q = 0; q < S.pmi->nprocs; q++) {
-    peer *p = &S.peers[q];
+  for (int q = 0; q < net_state.pmi->nprocs; q++) {
+    peer *p = &net_state.peers[q];
     while (p->held) {
       held_msg *m = p->held;
       p->held = m->next;
-      if (m->rndv || m->ucx_owned) ucp_am_data_release(S.worker, m->data);
+      if (m->rndv || m->ucx_owned) ucp_am_data_release(net_state.worker, m->data);
       else free(m->data);
       free(m);
     }
     if (p->pidfd >= 0) close(p->pidfd);
   }
-  free(S.peers);
-  S.peers = NULL;
-  close(S.epfd);
-  while (S.free_recs) {
-    send_rec *r = S.free_recs;
-    S.free_recs = r->next;
+  free(net_state.peers);
+  net_state.peers = NULL;
+  close(net_state.epfd);
+  while (net_state.free_recs) {
+    send_rec *r = net_state.free_recs;
+    net_state.free_recs = r->next;
     free(r);
   }
-  ucp_worker_destroy(S.worker);
-  ucp_cleanup(S.context);
+  ucp_worker_destroy(net_state.worker);
+  ucp_cleanup(net_state.context);
   return rc;
 }

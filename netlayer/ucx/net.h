@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/base/base.h"
-#include "../pmi/pmi.h"
+#include "base/base.h"
+#include "pmi/pmi.h"
 
 /* Status codes: 0 done, 1 started (a callback follows), negative failure (logged). */
 enum {

@@ -5,7 +5,7 @@
 
 #include <stdarg.h>
 
-#include "../core/core.h"
+#include "core/core.h"
 
 /* MPI_X is a weak alias of PMPI_X so that profiling tools can wrap MPI_X. */
 #define SKN_WEAK_ALIAS(name) \

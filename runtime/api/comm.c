@@ -464,7 +464,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   if (spans) {
     const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
     if (my == 0) {
-      new_ctx = skn_ctx_alloc();
+      new_ctx = skn_cid_alloc();
       for (int i = 1; i < n; i++) skn_xcoll_send(c, v->rank, cranks[i], -2 - tag, &new_ctx, 1, int_t);
     } else {
       skn_xcoll_recv(c, cranks[0], -2 - tag, &new_ctx, 1, int_t);
@@ -600,7 +600,7 @@ static void leaders_swap(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm
     return;
   }
   /* each leader offers context ids; the lower world rank's are used (its group is side 0) */
-  int mine[4] = {me->world_rank, local->size, skn_ctx_alloc(), skn_ctx_alloc()}, theirs[4];
+  int mine[4] = {me->world_rank, local->size, skn_cid_alloc(), skn_cid_alloc()}, theirs[4];
   int rc = PMPI_Sendrecv(mine, 4, MPI_INT, remote_leader, tag, theirs, 4, MPI_INT, remote_leader, tag, peer_comm,
                          MPI_STATUS_IGNORE);
   int *ours = malloc(sizeof(int) * (size_t)local->size);
@@ -640,8 +640,8 @@ static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int colo
   int n = b->size, n0 = c->bridge_off == 0 ? c->size : c->rsize, me_b = c->bridge_off + rank;
   int offer[4] = {color, key, 0, 0};
   if (color != MPI_UNDEFINED) {
-    offer[2] = skn_ctx_alloc();
-    offer[3] = skn_ctx_alloc();
+    offer[2] = skn_cid_alloc();
+    offer[3] = skn_cid_alloc();
   }
   int *all = malloc(sizeof(int) * 4 * (size_t)n);
   member_key *mk = malloc(sizeof *mk * (size_t)n);
@@ -688,8 +688,8 @@ static int side_rank_of(const skn_comm *side, const skn_rank *me) {
 static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank) {
   int br = c->bridge_off + rank, ids[2] = {0, 0};
   if (br == 0) {
-    ids[0] = skn_ctx_alloc();
-    ids[1] = skn_ctx_alloc();
+    ids[0] = skn_cid_alloc();
+    ids[1] = skn_cid_alloc();
   }
   bcast_ints(me, c->bridge, br, 0, ids, 2);
   int n0 = c->bridge_off == 0 ? c->size : c->rsize;

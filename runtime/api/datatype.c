@@ -1,6 +1,6 @@
 /* Derived datatypes: constructors, commit/free, queries, pack/unpack (issue 3).
  * Argument checks and handles here; building, flattening, copying and lifetime are the
- * core's (core/datatype.c). Errors not tied to a communicator go to MPI_COMM_WORLD's
+ * core's (core/datatype_engine.c). Errors not tied to a communicator go to MPI_COMM_WORLD's
  * handler. A derived type lives in the calling rank's table; a handle is
  * SKN_HANDLE(SKN_KIND_DATATYPE, SKN_DT_PREDEFINED_COUNT + slot). */
 #include <limits.h>

@@ -8,7 +8,7 @@
 
 #include "api.h"
 #include "objects.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "pmi/pmi.h"
 
 /* The impl_ functions of this file are called by the entry points generated from
  * runtime/binding/functions.txt (entries_env.h, included at the end). Hand-written:

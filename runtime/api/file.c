@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../io/io.h"
+#include "io/io.h"
 #include "objects.h"
 
 enum { REP_NATIVE, REP_INTERNAL, REP_EXTERNAL32, REP_USER };

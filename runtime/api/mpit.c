@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "../boot/boot.h"
+#include "boot/boot.h"
 
 typedef struct cvar {
   const char *name, *desc;

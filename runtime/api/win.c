@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "objects.h"
-#include "../core/rma.h"
+#include "core/rma.h"
 
 /* ------------------------------------------------------------------ handles */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../api/api.h"
+#include "api/api.h"
 #include "fortran_glue.h"
 
 /* ---- sentinels: storage of mpif.h's COMMON blocks (the program's .comm copies, if any,

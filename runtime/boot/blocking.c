@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/core.h"
+#include "core/core.h"
 #include "interpose.h"
 #include "blocking.h"
 

@@ -4,7 +4,7 @@
 
 #include <pthread.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* A thread created by a rank, known to pthread_join until joined. */
 typedef struct skn_rank_thread skn_rank_thread;

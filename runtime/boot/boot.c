@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/core.h"
-#include "../sched/topo.h"
-#include "../../allocator/heap.h"
-#include "../../privatizer/runtime/priv.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "core/core.h"
+#include "sched/hwtopo.h"
+#include "allocator/heap.h"
+#include "priv/priv.h"
+#include "pmi/pmi.h"
 #include "boot.h"
 #include "blocking.h"
 #include "libc_state.h"
@@ -38,7 +38,7 @@ static struct {
   skn_boot_config cfg;
   cpu_set_t process_cpus;
   pthread_key_t thread_key;
-} B;
+} boot_state;
 
 static _Noreturn void real_exit(int code) {
   void (*fn)(int) = (void (*)(int))dlsym(RTLD_NEXT, "exit");
@@ -74,9 +74,9 @@ static void free_argv(char **v) {
 
 static void rank_main(void *arg) {
   skn_rank *r = arg;
-  char **argv = copy_argv(B.argc, B.argv);
+  char **argv = copy_argv(boot_state.argc, boot_state.argv);
   skn_priv_rank_start(r); /* its copy of the privatized globals, its constructors */
-  int code = B.user_main(B.argc, argv, B.envp);
+  int code = boot_state.user_main(boot_state.argc, argv, boot_state.envp);
   free_argv(argv); /* a rank ended by exit() keeps its copy, as a process would */
   rank_end(r, code);
 }
@@ -84,7 +84,7 @@ static void rank_main(void *arg) {
 /* exit() from a rank ends that rank only; from anywhere else, the process. */
 SKN_EXPORT void exit(int code) {
   skn_unit *u = skn_sched_self();
-  if (B.running && u && u->kind == SKN_UNIT_ULT && u->owner) {
+  if (boot_state.running && u && u->kind == SKN_UNIT_ULT && u->owner) {
     fflush(NULL);
     rank_end(u->owner, code);
     skn_sched_exit();
@@ -110,10 +110,10 @@ static void thread_done(void *rec) {
 static void *thread_trampoline(void *p) {
   thread_start ts = *(thread_start *)p;
   free(p);
-  if (ts.unbind) sched_setaffinity(0, sizeof B.process_cpus, &B.process_cpus);
+  if (ts.unbind) sched_setaffinity(0, sizeof boot_state.process_cpus, &boot_state.process_cpus);
   skn_sched_adopt_thread(ts.rank);
   skn_heap_adopt_thread(ts.rank->heap); /* allocate from the rank's arena */
-  pthread_setspecific(B.thread_key, ts.rec); /* runs thread_done at exit */
+  pthread_setspecific(boot_state.thread_key, ts.rec); /* runs thread_done at exit */
   return ts.fn(ts.arg);
 }
 
@@ -127,7 +127,7 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
   static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
   if (!real) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
   skn_rank *r = skn_rank_self();
-  if (!r || !B.running) return real(t, attr, fn, arg);
+  if (!r || !boot_state.running) return real(t, attr, fn, arg);
   thread_start *ts = malloc(sizeof *ts);
   skn_rank_thread *rec = skn_blocking_thread_new();
   if (!ts || !rec) {
@@ -135,7 +135,7 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
     free(rec);
     return EAGAIN;
   }
-  *ts = (thread_start){fn, arg, r, rec, B.cfg.bind && !attr_has_affinity(attr)};
+  *ts = (thread_start){fn, arg, r, rec, boot_state.cfg.bind && !attr_has_affinity(attr)};
   int rc = real(t, attr, thread_trampoline, ts);
   if (rc != 0) {
     free(ts);
@@ -203,7 +203,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   notice_str(&m, ": ");
   if (overflowed) {
     notice_str(&m, "stack overflow (the stack of a rank is ");
-    notice_long(&m, (long)(B.cfg.stack_size >> 10));
+    notice_long(&m, (long)(boot_state.cfg.stack_size >> 10));
     notice_str(&m, " KiB; raise it with SKEIN_STACK_SIZE or skeinrun --stack-size)");
   } else {
     notice_str(&m, signal_name(sig));
@@ -271,7 +271,7 @@ static bool describe_ranks(bool timeout) {
   fflush(NULL);
   if (timeout)
     skn_log("timeout: the job ran longer than %u s (--timeout, MPIEXEC_TIMEOUT); %d of %d ranks still running",
-            B.cfg.timeout_s, live, j->nranks);
+            boot_state.cfg.timeout_s, live, j->nranks);
   else
     skn_log("deadlock: every rank is blocked and nothing is in flight (%d of %d ranks still running)", live,
             j->nranks);
@@ -343,7 +343,7 @@ static void on_stall(void) {
 
 static void *timeout_thread(void *unused) {
   (void)unused;
-  struct timespec ts = {(time_t)B.cfg.timeout_s, 0};
+  struct timespec ts = {(time_t)boot_state.cfg.timeout_s, 0};
   while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
   }
   describe_ranks(true);
@@ -366,69 +366,69 @@ static void report_deadlock(void) {
 static skn_heap *heap_of_rank(int i) { return skn_job_g.ranks[skn_job_g.first_rank + i]->heap; }
 
 static int boot_main(int argc, char **argv, char **envp) {
-  B.argc = argc;
-  B.argv = argv;
-  B.envp = envp;
-  skn_boot_read_config(&B.cfg);
+  boot_state.argc = argc;
+  boot_state.argv = argv;
+  boot_state.envp = envp;
+  skn_boot_read_config(&boot_state.cfg);
   /* Which ranks of the job this process runs: all of SKEIN_NP when alone (singleton),
    * a block of them when a launcher started several processes. */
   static skn_pmi_info pi;
   if (skn_pmi_init(&pi) != SKN_PMI_OK) skn_fatal("cannot join the job");
-  B.cfg.nranks = pi.nranks;
-  bool crowded = skn_topo_share(pi.local_proc, pi.local_nprocs);
-  if (skn_env_int("WORKERS", 0) == 0) B.cfg.nworkers = skn_topo_ncores(); /* default: this process's cores */
-  if (B.cfg.nworkers > B.cfg.nranks) B.cfg.nworkers = B.cfg.nranks;
-  sched_getaffinity(0, sizeof B.process_cpus, &B.process_cpus);
-  pthread_key_create(&B.thread_key, thread_done);
+  boot_state.cfg.nranks = pi.nranks;
+  bool crowded = skn_hwtopo_share(pi.local_proc, pi.local_nprocs);
+  if (skn_env_int("WORKERS", 0) == 0) boot_state.cfg.nworkers = skn_hwtopo_ncores(); /* default: this process's cores */
+  if (boot_state.cfg.nworkers > boot_state.cfg.nranks) boot_state.cfg.nworkers = boot_state.cfg.nranks;
+  sched_getaffinity(0, sizeof boot_state.process_cpus, &boot_state.process_cpus);
+  pthread_key_create(&boot_state.thread_key, thread_done);
 
   skn_sched_config sc = {
-      .nworkers = B.cfg.nworkers,
-      .stack_size = B.cfg.stack_size,
-      .spin_iters = B.cfg.spin_iters,
-      .bind = B.cfg.bind,
+      .nworkers = boot_state.cfg.nworkers,
+      .stack_size = boot_state.cfg.stack_size,
+      .spin_iters = boot_state.cfg.spin_iters,
+      .bind = boot_state.cfg.bind,
       .yield = crowded,
-      .stall_ms = B.cfg.deadlock_ms,
+      .stall_ms = boot_state.cfg.deadlock_ms,
   };
   /* Deadlocks: in one process the stall hook reports at once; over several, the
    * processes first agree that nothing is in flight (core/remote.c). */
   skn_sched_hooks hooks = {.poll = pi.nprocs > 1 ? skn_remote_poll : NULL,
                            .sleep = pi.nprocs > 1 ? skn_remote_sleeping : NULL,
                            .stall = pi.nprocs > 1 ? skn_remote_stall : on_stall};
-  skn_heap_init(B.cfg.nranks);
+  skn_heap_init(boot_state.cfg.nranks);
   if (skn_sched_init(&sc, &hooks) != 0 || skn_job_init(pi.world_size, pi.nprocs, pi.proc, pi.first_rank, pi.nranks) != 0)
-    skn_fatal("out of memory starting %d ranks", B.cfg.nranks);
-  skn_job_g.eager_limit = B.cfg.eager_limit;
-  skn_job_g.buffer_budget = B.cfg.buffer_budget;
+    skn_fatal("out of memory starting %d ranks", boot_state.cfg.nranks);
+  skn_job_g.eager_limit = boot_state.cfg.eager_limit;
+  skn_job_g.buffer_budget = boot_state.cfg.buffer_budget;
   skn_job_g.wtime_base = 0;
 
-  for (int i = 0; i < B.cfg.nranks; i++) {
+  for (int i = 0; i < boot_state.cfg.nranks; i++) {
     int world_rank = pi.first_rank + i;
     skn_rank *r = skn_rank_create(world_rank);
     if (!r) skn_fatal("out of memory creating rank %d", world_rank);
     /* block placement: consecutive ranks share a worker */
-    int w = (int)((long long)i * B.cfg.nworkers / B.cfg.nranks);
-    r->heap = skn_heap_rank_create(i, skn_topo_numa_of_worker(w));
+    int w = (int)((long long)i * boot_state.cfg.nworkers / boot_state.cfg.nranks);
+    r->heap = skn_heap_rank_create(i, skn_hwtopo_numa_of_worker(w));
     r->unit = skn_sched_spawn(w, rank_main, r, r);
     if (!r->unit)
-      skn_fatal("cannot create rank %d (stack of %zu bytes): %s", world_rank, B.cfg.stack_size, strerror(errno));
+      skn_fatal("cannot create rank %d (stack of %zu bytes): %s", world_rank, boot_state.cfg.stack_size, strerror(errno));
   }
   if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
   if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
-  if (B.cfg.nworkers < B.cfg.nranks) skn_sched_start_watchdog(B.cfg.deadlock_ms, on_worker_held);
-  if (B.cfg.timeout_s) {
+  if (boot_state.cfg.nworkers < boot_state.cfg.nranks) skn_sched_start_watchdog(boot_state.cfg.deadlock_ms, on_worker_held);
+  if (boot_state.cfg.timeout_s) {
     pthread_t t;
     if (pthread_create(&t, NULL, timeout_thread, NULL) == 0) pthread_detach(t);
   }
   /* Like a process MPI's launcher forwarding output, deliver stdout line by line: a job
    * that crashes or is killed keeps every complete line its ranks printed. */
   if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
-  B.running = true;
+  boot_state.running = true;
   skn_sched_run();
-  B.running = false;
+  boot_state.running = false;
   if (pi.nprocs > 1) skn_remote_finalize();
   skn_pmi_finalize();
-  skn_heap_report(B.cfg.nranks, heap_of_rank);
+  skn_heap_report(boot_state.cfg.nranks, heap_of_rank);
   real_exit(atomic_load(&skn_job_g.first_exit_code));
 }
 
@@ -443,6 +443,6 @@ SKN_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*ini
     (void)rc;
     _exit(127);
   }
-  B.user_main = main;
+  boot_state.user_main = main;
   return real(boot_main, argc, argv, init, fini, rtld_fini, stack_end);
 }

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* Exit code of a job ended by the deadlock detector. */
 #define SKN_EXIT_DEADLOCK 70

@@ -1,12 +1,12 @@
 /* Start-up configuration from SKEIN_* environment variables (skeinrun sets them from
  * its flags; docs/user-guide.md lists them). */
-#include "../sched/topo.h"
+#include "sched/hwtopo.h"
 #include "boot.h"
 
 void skn_boot_read_config(skn_boot_config *c) {
   c->nranks = (int)skn_env_int("NP", 1);
   if (c->nranks < 1 || c->nranks > (1 << 20)) skn_fatal("SKEIN_NP=%d is out of range [1, 1048576]", c->nranks);
-  c->nworkers = (int)skn_env_int("WORKERS", skn_topo_ncores());
+  c->nworkers = (int)skn_env_int("WORKERS", skn_hwtopo_ncores());
   if (c->nworkers < 1) skn_fatal("SKEIN_WORKERS must be at least 1");
   c->stack_size = (size_t)skn_env_size("STACK_SIZE", 8 << 20);
   if (c->stack_size < (64 << 10)) skn_fatal("SKEIN_STACK_SIZE must be at least 64k");

@@ -2,7 +2,7 @@
 #ifndef SKN_INTERPOSE_H
 #define SKN_INTERPOSE_H
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* libc's own definition of `name`, looked up once and kept in *slot; fatal if missing. */
 SKN_INTERNAL void *skn_real_fn(void *_Atomic *slot, const char *name);

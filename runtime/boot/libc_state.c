@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/core.h"
+#include "core/core.h"
 #include "interpose.h"
 #include "libc_state.h"
 

@@ -3,7 +3,7 @@
 #ifndef SKN_LIBC_STATE_H
 #define SKN_LIBC_STATE_H
 
-#include "../core/core.h"
+#include "core/core.h"
 
 /* The rank is ending (its main returned or it called exit): hands getopt's parser to the
  * next waiting rank if this one was parsing. Runs on the rank's own unit. */

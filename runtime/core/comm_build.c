@@ -22,7 +22,7 @@ static int by_key(const void *x, const void *y) {
 skn_comm *skn_comm_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
                               struct skn_topo *(*build)(void *arg, int holders), void *arg) {
   int n = c->size, m = 0, creator = -1;
-  int offer[3] = {color, key, color == MPI_UNDEFINED ? 0 : skn_ctx_alloc()};
+  int offer[3] = {color, key, color == MPI_UNDEFINED ? 0 : skn_cid_alloc()};
   int *all = malloc(sizeof(int) * 3 * (size_t)n);
   member_key *mk = malloc(sizeof *mk * (size_t)n);
   skn_rank **members = malloc(sizeof *members * (size_t)n);

@@ -8,14 +8,14 @@
 #ifndef SKN_CORE_H
 #define SKN_CORE_H
 
-#include "../base/base.h"
+#include "base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 #include "mpi.h" /* generated from include/mpi.h.in in the build tree */
-#include "../sched/sched.h"
+#include "sched/sched.h"
 
 typedef enum skn_status {
   SKN_OK = 0,
@@ -59,7 +59,7 @@ enum {
   SKN_DT_FLAT = 16,     /* derived: blocks and signature are computed */
 };
 
-struct skn_dt_args; /* constructor arguments (core/datatype.c) */
+struct skn_dt_args; /* constructor arguments (core/datatype_engine.c) */
 struct skn_dt_flat; /* blocks and signature, shared by a type, its dups and resized copies */
 struct skn_rank;
 
@@ -435,13 +435,14 @@ static inline void *skn_chunk_at(const skn_chunk_dir *d, unsigned chunk) {
 }
 
 typedef struct skn_rank {
+  /* first: the head the allocator reads (allocator/heap.h: skn_heap_owner, checked in rank.c) */
+  struct skn_heap *heap; /* per-rank heap, NULL: the default arena */
   skn_mq mq;
   int world_rank;
   int proc;          /* process running it: skn_job_g.proc, or another one (a proxy:
                       * nothing below `tp` is used, see core/remote.c) */
   const struct skn_transport *tp; /* what reaches it (device.h), bound at start-up */
   skn_unit *unit;
-  struct skn_heap *heap; /* per-rank heap (allocator/heap.h), NULL: the default arena */
   bool mt;           /* threads of this rank may call MPI concurrently */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */
@@ -547,7 +548,7 @@ SKN_INTERNAL int skn_job_init(int size, int nprocs, int proc, int first_rank, in
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 /* A fresh context id pair, unique in the whole job without any agreement: each process
  * hands out the ids congruent to its index modulo the process count. */
-SKN_INTERNAL int skn_ctx_alloc(void);
+SKN_INTERNAL int skn_cid_alloc(void);
 
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
   return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];

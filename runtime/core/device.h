@@ -91,7 +91,7 @@ static inline void skn_bsend_unlink(skn_req *link) {
  * COLLECTIVES enter through skn_coll_* (shared-memory), skn_xcoll_* (communicators that
  * span processes, built on skn_p2p_*) and skn_icoll_* (intercommunicators), declared in
  * core.h; COMMUNICATOR CONSTRUCTION through skn_comm_create*, skn_intercomm_create* and
- * skn_ctx_alloc (core.h): context ids are unique in the job without agreement, and a
+ * skn_cid_alloc (core.h): context ids are unique in the job without agreement, and a
  * communicator whose members live in several processes gets its skn_xcomm. */
 
 /* ================================================================ type signatures

@@ -4,7 +4,11 @@
 #include <string.h>
 
 #include "core.h"
-#include "../../netlayer/pmi/pmi.h"
+#include "allocator/heap.h"
+#include "pmi/pmi.h"
+
+/* The allocator finds a rank's heap through the unit's owner without knowing skn_rank. */
+_Static_assert(offsetof(skn_rank, heap) == offsetof(skn_heap_owner, heap), "skn_rank must begin with skn_heap_owner");
 
 skn_job skn_job_g;
 
@@ -27,7 +31,7 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
  * without agreement (2^30 / P creations per process). */
 static _Atomic(int) ctx_counter;
 
-int skn_ctx_alloc(void) {
+int skn_cid_alloc(void) {
   long long k = atomic_fetch_add(&ctx_counter, 1);
   long long id = 4 + 2 * (k * skn_job_g.nprocs + skn_job_g.proc);
   if (id > 0x7ffffffe) skn_fatal("out of communicator context ids (%lld created by this process)", k);
@@ -69,7 +73,7 @@ static skn_comm *comm_new(int ctx, int size, skn_rank *const *members) {
 }
 
 skn_comm *skn_comm_create(int size, skn_rank *const *members) {
-  return comm_new(skn_ctx_alloc(), size, members);
+  return comm_new(skn_cid_alloc(), size, members);
 }
 
 skn_comm *skn_comm_create_ctx(int ctx, int size, skn_rank *const *members) { return comm_new(ctx, size, members); }
@@ -142,8 +146,8 @@ static bool set_remote(skn_comm *side, int n, skn_rank *const *members) {
 }
 
 skn_comm *skn_intercomm_create(int na, skn_rank *const *a, int nb, skn_rank *const *b) {
-  int ctx = skn_ctx_alloc();
-  return skn_intercomm_create_ctx(na, a, nb, b, ctx, skn_ctx_alloc());
+  int ctx = skn_cid_alloc();
+  return skn_intercomm_create_ctx(na, a, nb, b, ctx, skn_cid_alloc());
 }
 
 skn_comm *skn_intercomm_create_ctx(int na, skn_rank *const *a, int nb, skn_rank *const *b, int ctx, int bridge_ctx) {

@@ -24,8 +24,8 @@
 
 #include "core.h"
 #include "engine.h"
-#include "../../netlayer/pmi/pmi.h"
-#include "../../netlayer/ucx/net.h"
+#include "pmi/pmi.h"
+#include "ucx/net.h"
 
 /* A message from another process waiting in a matching queue. */
 typedef struct remote_env {
@@ -49,7 +49,7 @@ static struct {
   _Atomic(uint64_t) rndv_fetched, rndv_completed;
   size_t rndv_threshold;
   void (*report_deadlock)(void);
-} R;
+} remote_state;
 
 static const skn_net_pmi_ops pmi_ops = {
     .put = skn_pmi_put, .fence = skn_pmi_fence, .get = skn_pmi_get, .node_of = skn_pmi_node_of};
@@ -68,17 +68,17 @@ static void send_finished(skn_req *r) {
   send_event_done(r);
 }
 
-/* UCX held the send (counted in R.in_flight when it said so). */
+/* UCX held the send (counted in remote_state.in_flight when it said so). */
 static void on_send_done(void *arg, int status) {
   (void)status; /* a failed peer ends the job (on_peer_failed) */
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   send_finished(arg);
 }
 
 static void on_rndv_send_done(void *arg, int status) {
   (void)status;
-  atomic_fetch_add_explicit(&R.rndv_completed, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&R.rndv_sends, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&remote_state.rndv_completed, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.rndv_sends, 1, memory_order_relaxed);
   send_finished(arg);
 }
 
@@ -109,12 +109,12 @@ static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   };
   /* published to the completion callbacks by the transport's lock */
   atomic_store_explicit(&r->net_pending, sync ? 2u : 1u, memory_order_relaxed);
-  bool rndv = bytes > R.rndv_threshold;
-  if (rndv) atomic_fetch_add_explicit(&R.rndv_sends, 1, memory_order_relaxed);
-  int rc = R.net->send(m->peer->proc, &hdr, data, bytes, rndv ? on_rndv_send_done : on_send_done, r);
+  bool rndv = bytes > remote_state.rndv_threshold;
+  if (rndv) atomic_fetch_add_explicit(&remote_state.rndv_sends, 1, memory_order_relaxed);
+  int rc = remote_state.net->send(m->peer->proc, &hdr, data, bytes, rndv ? on_rndv_send_done : on_send_done, r);
   if (rndv && rc != SKN_NET_INPROGRESS) { /* no callback will come */
-    atomic_fetch_sub_explicit(&R.rndv_sends, 1, memory_order_relaxed);
-    if (rc == SKN_NET_OK) atomic_fetch_add_explicit(&R.rndv_completed, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&remote_state.rndv_sends, 1, memory_order_relaxed);
+    if (rc == SKN_NET_OK) atomic_fetch_add_explicit(&remote_state.rndv_completed, 1, memory_order_relaxed);
   }
   if (rc == SKN_NET_OK && !sreq && !sync) { /* the common blocking send: nothing waits */
     free(r->payload);
@@ -122,7 +122,7 @@ static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   }
   /* Counted only when UCX holds it (its callback may already have run: the count dips
    * below zero for a moment, which reads as "in flight" too). */
-  if (rc == SKN_NET_INPROGRESS && !rndv) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  if (rc == SKN_NET_INPROGRESS && !rndv) atomic_fetch_add_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   else if (rc == SKN_NET_OK) send_finished(r);
   else if (rc < 0) skn_fatal("rank %d: cannot send to rank %d in process %d", me->world_rank, m->peer->world_rank,
                              m->peer->proc);
@@ -197,27 +197,27 @@ static skn_rank *local_rank(const skn_net_data_hdr *h) {
 static void ack_if_sync(const skn_net_data_hdr *h) {
   if (!(h->flags & SKN_NET_SYNC)) return;
   skn_net_ack_hdr ack = {.src_world = h->src_world, .cookie = h->cookie};
-  if (R.net->ack(&ack) < 0) skn_log("cannot acknowledge a synchronous send of rank %d", h->src_world);
+  if (remote_state.net->ack(&ack) < 0) skn_log("cannot acknowledge a synchronous send of rank %d", h->src_world);
 }
 
 static void on_fetched(void *arg, int status) {
   (void)status;
-  atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&remote_state.rndv_fetched, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   skn_dev_fetched(arg);
 }
 
 /* The transport's fetch (device.h): handle is UCX's rendezvous handle. */
 static void ucx_fetch(void *handle, void *dst, size_t n, skn_req *r) {
   if (!r) {
-    R.net->discard(handle);
-    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
+    remote_state.net->discard(handle);
+    atomic_fetch_add_explicit(&remote_state.rndv_fetched, 1, memory_order_relaxed);
     return;
   }
-  int rc = R.net->fetch(handle, dst, n, on_fetched, r);
-  if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  int rc = remote_state.net->fetch(handle, dst, n, on_fetched, r);
+  if (rc == SKN_NET_INPROGRESS) atomic_fetch_add_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   else if (rc == SKN_NET_OK) {
-    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&remote_state.rndv_fetched, 1, memory_order_relaxed);
     skn_dev_fetched(r);
   }
   else if (rc < 0) skn_fatal("cannot receive a message from rank %d", r->st_src);
@@ -287,8 +287,8 @@ static void ucx_release(skn_req *env, bool matched) {
   remote_env *e = (remote_env *)env;
   if (matched) ack_if_sync(&e->hdr);
   else if (env->proto == SKN_PROTO_FETCH) {
-    R.net->discard(env->payload);
-    atomic_fetch_add_explicit(&R.rndv_fetched, 1, memory_order_relaxed);
+    remote_state.net->discard(env->payload);
+    atomic_fetch_add_explicit(&remote_state.rndv_fetched, 1, memory_order_relaxed);
   }
   if (env->proto != SKN_PROTO_FETCH && env->payload != env->cell) free(env->payload);
   envelope_free(e);
@@ -304,13 +304,13 @@ static skn_status ucx_cancel_send(skn_rank *me, skn_req *r) {
   answer.cancelled = false;
   skn_net_cancel_hdr h = {.src_world = me->world_rank, .dst_world = r->peer->world_rank, .cookie = (uintptr_t)r,
                           .answer = (uintptr_t)&answer};
-  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
-  if (R.net->cancel(&h) < 0) {
-    atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
+  if (remote_state.net->cancel(&h) < 0) {
+    atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
     return SKN_ERR_NOT_CANCELLED;
   }
   skn_req_wait(&answer);
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   if (!answer.cancelled) return SKN_ERR_NOT_CANCELLED;
   r->cancelled = true;
   if (r->mode == SKN_MODE_SYNC) send_event_done(r); /* the ack that will not come */
@@ -365,13 +365,13 @@ static struct {
   bool verdict;
   _Atomic(bool) declared; /* process 0: told the others; its progress thread ends the job */
   _Atomic(bool) all_ended; /* every process's ranks have ended (process 0 tells the others) */
-} D = {.lock = SKN_SPINLOCK_INIT};
+} stall_state = {.lock = SKN_SPINLOCK_INIT};
 
 static void counts(uint64_t *sent, uint64_t *delivered) {
   skn_net_stats st;
-  R.net->get_stats(&st);
-  *sent = st.sent_eager + st.sent_rndv + st.acks_sent + atomic_load(&R.rndv_fetched);
-  *delivered = st.delivered_eager + st.delivered_rndv + st.acks_received + atomic_load(&R.rndv_completed);
+  remote_state.net->get_stats(&st);
+  *sent = st.sent_eager + st.sent_rndv + st.acks_sent + atomic_load(&remote_state.rndv_fetched);
+  *delivered = st.delivered_eager + st.delivered_rndv + st.acks_received + atomic_load(&remote_state.rndv_completed);
 }
 
 static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
@@ -381,53 +381,53 @@ static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
 
 /* Process 0: records a report; true when the job is deadlocked. */
 static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
-  skn_spin_lock(&D.lock);
-  stall_report *r = &D.of[proc];
+  skn_spin_lock(&stall_state.lock);
+  stall_report *r = &stall_state.of[proc];
   if (r->sent == sent && r->delivered == delivered && r->count > 0) r->count++;
   else *r = (stall_report){sent, delivered, 1, false};
   if (ended) *r = (stall_report){sent, delivered, 2, true};
   uint64_t all_sent = 0, all_delivered = 0;
-  bool quiet = !D.verdict, someone_waits = false; /* all ended is the normal end */
-  for (int p = 0; p < R.pmi->nprocs && quiet; p++) {
-    quiet = D.of[p].count >= 2;
-    someone_waits |= !D.of[p].ended;
-    all_sent += D.of[p].sent;
-    all_delivered += D.of[p].delivered;
+  bool quiet = !stall_state.verdict, someone_waits = false; /* all ended is the normal end */
+  for (int p = 0; p < remote_state.pmi->nprocs && quiet; p++) {
+    quiet = stall_state.of[p].count >= 2;
+    someone_waits |= !stall_state.of[p].ended;
+    all_sent += stall_state.of[p].sent;
+    all_delivered += stall_state.of[p].delivered;
   }
   bool deadlock = quiet && someone_waits && all_sent == all_delivered;
-  if (deadlock) D.verdict = true;
+  if (deadlock) stall_state.verdict = true;
   bool all_ended = true;
-  for (int p = 0; p < R.pmi->nprocs; p++) all_ended &= D.of[p].ended;
-  skn_spin_unlock(&D.lock);
-  if (all_ended && !atomic_exchange(&D.all_ended, true))
-    for (int p = 1; p < R.pmi->nprocs; p++) tell(p, CTRL_ALL_ENDED, 0, 0);
+  for (int p = 0; p < remote_state.pmi->nprocs; p++) all_ended &= stall_state.of[p].ended;
+  skn_spin_unlock(&stall_state.lock);
+  if (all_ended && !atomic_exchange(&stall_state.all_ended, true))
+    for (int p = 1; p < remote_state.pmi->nprocs; p++) tell(p, CTRL_ALL_ENDED, 0, 0);
   return deadlock;
 }
 
 /* Tells the others; the progress thread lets the messages out, then reports (an exit right
  * here could drop them, and inside progress nothing would send them). */
 static void declare_deadlock(void) {
-  for (int p = 1; p < R.pmi->nprocs; p++) tell(p, CTRL_DEADLOCK, 0, 0);
-  atomic_store(&D.declared, true);
+  for (int p = 1; p < remote_state.pmi->nprocs; p++) tell(p, CTRL_DEADLOCK, 0, 0);
+  atomic_store(&stall_state.declared, true);
   skn_dev_ending();
   skn_remote_sleeping();
 }
 
 static void finish_deadlock(void) {
   for (int i = 0; i < 100; i++) {
-    R.net->progress();
+    remote_state.net->progress();
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  R.report_deadlock(); /* names this process's blocked ranks; exits */
+  remote_state.report_deadlock(); /* names this process's blocked ranks; exits */
 }
 
 /* Returns whether it reported. */
 static bool report_stall(bool ended) {
-  if (atomic_load(&R.in_flight) != 0) return false; /* a transfer will wake someone (may dip below 0) */
+  if (atomic_load(&remote_state.in_flight) != 0) return false; /* a transfer will wake someone (may dip below 0) */
   uint64_t sent, delivered;
   counts(&sent, &delivered);
-  if (R.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);
+  if (remote_state.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);
   else if (record(0, sent, delivered, ended)) declare_deadlock();
   return true;
 }
@@ -437,16 +437,16 @@ void skn_remote_stall(void) { report_stall(false); }
 static void on_control(void *hctx, const skn_net_ctrl_hdr *h) {
   (void)hctx;
   if (h->kind == CTRL_ALL_ENDED) {
-    atomic_store(&D.all_ended, true);
+    atomic_store(&stall_state.all_ended, true);
     return;
   }
   if (h->kind == CTRL_DEADLOCK) {
-    atomic_store(&D.declared, true); /* peers ending from now on are not failures */
+    atomic_store(&stall_state.declared, true); /* peers ending from now on are not failures */
     skn_dev_ending();
-    R.report_deadlock();              /* names the blocked ranks, exits */
+    remote_state.report_deadlock();              /* names the blocked ranks, exits */
   }
   bool ended = h->kind == -CTRL_STALLED;
-  if (R.pmi->proc == 0 && (h->kind == CTRL_STALLED || ended) && h->from_proc > 0 && h->from_proc < R.pmi->nprocs &&
+  if (remote_state.pmi->proc == 0 && (h->kind == CTRL_STALLED || ended) && h->from_proc > 0 && h->from_proc < remote_state.pmi->nprocs &&
       record(h->from_proc, h->a, h->b, ended))
     declare_deadlock();
 }
@@ -470,13 +470,13 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
 
 /* ------------------------------------------------------------------ progress */
 
-bool skn_remote_poll(void) { return R.net->progress(); }
+bool skn_remote_poll(void) { return remote_state.net->progress(); }
 
-static bool ucx_progress(void) { return R.net->progress(); }
+static bool ucx_progress(void) { return remote_state.net->progress(); }
 
 static int ucx_control(int proc, int kind, uint64_t a, uint64_t b) {
-  skn_net_ctrl_hdr h = {.kind = kind, .from_proc = R.pmi->proc, .a = a, .b = b};
-  return R.net->control(proc, &h);
+  skn_net_ctrl_hdr h = {.kind = kind, .from_proc = remote_state.pmi->proc, .a = a, .b = b};
+  return remote_state.net->control(proc, &h);
 }
 
 /* ------------------------------------------------------------------ one-sided
@@ -498,14 +498,14 @@ static void rma_wait_init(rma_wait *w) {
 static void rma_op_done(void *arg, int status) {
   rma_wait *w = arg;
   if (status < 0) skn_fatal("a one-sided operation to another process failed");
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   if (atomic_fetch_sub(&w->pending, 1) == 1) skn_req_complete(&w->req);
 }
 
 /* Before an operation is handed to UCX (its callback may run before the call returns). */
 static void rma_issuing(rma_wait *w) {
   atomic_fetch_add(&w->pending, 1);
-  atomic_fetch_add_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
 }
 
 /* After: rc is what the module returned. */
@@ -513,7 +513,7 @@ static void rma_issued(rma_wait *w, int rc, skn_rank *target) {
   if (rc == SKN_NET_INPROGRESS) return;
   if (rc < 0)
     skn_fatal("cannot reach rank %d in process %d for a one-sided operation", target->world_rank, target->proc);
-  atomic_fetch_sub_explicit(&R.in_flight, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&remote_state.in_flight, 1, memory_order_relaxed);
   atomic_fetch_sub(&w->pending, 1); /* the issuer's own count keeps it above 0 */
 }
 
@@ -549,8 +549,8 @@ static void rma_piece(void *arg, size_t s, char *taddr, size_t len) {
   rma_xfer *x = arg;
   if (!len) return;
   rma_issuing(&x->w);
-  int rc = x->put ? R.net->put(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w)
-                  : R.net->get(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w);
+  int rc = x->put ? remote_state.net->put(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w)
+                  : remote_state.net->get(x->target->proc, x->buf + s, len, (uintptr_t)taddr, x->t->rkey, rma_op_done, &x->w);
   rma_issued(&x->w, rc, x->target);
 }
 
@@ -598,7 +598,7 @@ static void rma_word(skn_rank *target, const skn_rma_loc *t, char *taddr, int ao
   rma_wait w;
   rma_wait_init(&w);
   rma_issuing(&w);
-  rma_issued(&w, R.net->atomic(target->proc, aop, width, operand, result, (uintptr_t)taddr, t->rkey, rma_op_done, &w),
+  rma_issued(&w, remote_state.net->atomic(target->proc, aop, width, operand, result, (uintptr_t)taddr, t->rkey, rma_op_done, &w),
              target);
   rma_wait_all(&w);
 }
@@ -700,25 +700,25 @@ static int ucx_rma_flush(skn_rank *target) {
   rma_wait w;
   rma_wait_init(&w);
   rma_issuing(&w);
-  rma_issued(&w, R.net->flush(target ? target->proc : -1, rma_op_done, &w), target ? target : skn_job_g.ranks[skn_job_g.first_rank]);
+  rma_issued(&w, remote_state.net->flush(target ? target->proc : -1, rma_op_done, &w), target ? target : skn_job_g.ranks[skn_job_g.first_rank]);
   rma_wait_all(&w);
   return SKN_OK;
 }
 
 bool skn_remote_mem_map(void *addr, size_t len, void **mem, void *rkey, size_t *rkey_len) {
-  return R.net->mem_map(addr, len, (skn_net_mem **)mem, rkey, rkey_len) == SKN_NET_OK;
+  return remote_state.net->mem_map(addr, len, (skn_net_mem **)mem, rkey, rkey_len) == SKN_NET_OK;
 }
 
-void skn_remote_mem_unmap(void *mem) { R.net->mem_unmap(mem); }
+void skn_remote_mem_unmap(void *mem) { remote_state.net->mem_unmap(mem); }
 
 void *skn_remote_rkey(int proc, const void *rkey, size_t len) {
   skn_net_rkey *rk = NULL;
-  if (R.net->rkey_unpack(proc, rkey, len, &rk) != SKN_NET_OK)
+  if (remote_state.net->rkey_unpack(proc, rkey, len, &rk) != SKN_NET_OK)
     skn_fatal("cannot use the window memory of process %d", proc);
   return rk;
 }
 
-void skn_remote_rkey_destroy(void *rk) { R.net->rkey_destroy(rk); }
+void skn_remote_rkey_destroy(void *rk) { remote_state.net->rkey_destroy(rk); }
 
 static const skn_transport ucx_transport = {
     .name = "ucx",
@@ -746,15 +746,15 @@ static const skn_transport ucx_transport = {
  * spins would cost each message a context switch. */
 static void *progress_main(void *unused) {
   (void)unused;
-  struct pollfd fds[2] = {{.fd = R.wake_fd, .events = POLLIN}, {.fd = R.net->event_fd(), .events = POLLIN}};
+  struct pollfd fds[2] = {{.fd = remote_state.wake_fd, .events = POLLIN}, {.fd = remote_state.net->event_fd(), .events = POLLIN}};
   uint64_t mark = 0;
-  while (!atomic_load(&R.stopping)) {
-    if (atomic_load(&D.declared)) finish_deadlock();
+  while (!atomic_load(&remote_state.stopping)) {
+    if (atomic_load(&stall_state.declared)) finish_deadlock();
     if (skn_sched_polled_since(&mark)) {
       poll(fds, 1, 2);
-    } else if (R.net->progress()) {
+    } else if (remote_state.net->progress()) {
       continue;
-    } else if (R.net->arm()) {
+    } else if (remote_state.net->arm()) {
       poll(fds, 2, 100); /* the timeout keeps the liveness checks of local peers going */
     } else {
       sched_yield(); /* events pending or another thread progressing: look again */
@@ -762,7 +762,7 @@ static void *progress_main(void *unused) {
     }
     uint64_t n;
     if (fds[0].revents & POLLIN) { /* a worker is about to sleep: judge from now on */
-      if (read(R.wake_fd, &n, sizeof n) < 0 && errno != EAGAIN) skn_log("eventfd read: %s", strerror(errno));
+      if (read(remote_state.wake_fd, &n, sizeof n) < 0 && errno != EAGAIN) skn_log("eventfd read: %s", strerror(errno));
       skn_sched_polled_since(&mark);
     }
   }
@@ -771,7 +771,7 @@ static void *progress_main(void *unused) {
 
 void skn_remote_sleeping(void) {
   uint64_t one = 1;
-  if (write(R.wake_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
+  if (write(remote_state.wake_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------------ start and end */
@@ -801,11 +801,11 @@ static const skn_net_module *load_module(void) {
 }
 
 void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
-  R.pmi = pi;
-  R.report_deadlock = report_deadlock;
-  if (pi->proc == 0 && !(D.of = calloc((size_t)pi->nprocs, sizeof *D.of)))
+  remote_state.pmi = pi;
+  remote_state.report_deadlock = report_deadlock;
+  if (pi->proc == 0 && !(stall_state.of = calloc((size_t)pi->nprocs, sizeof *stall_state.of)))
     skn_fatal("out of memory for deadlock detection over %d processes", pi->nprocs);
-  R.net = load_module();
+  remote_state.net = load_module();
   char host[256];
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
   host[sizeof host - 1] = 0;
@@ -814,21 +814,21 @@ void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
       .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked, .withdraw = on_withdraw,
       .cancel_done = on_cancel_done, .control = on_control, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
-  if (R.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
+  if (remote_state.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
   skn_net_stats st;
-  R.net->get_stats(&st);
-  R.rndv_threshold = st.rndv_threshold;
+  remote_state.net->get_stats(&st);
+  remote_state.rndv_threshold = st.rndv_threshold;
   for (int p = 0; p < pi->nprocs; p++)
     if (p != pi->proc) skn_dev_bind(p, &ucx_transport);
-  if ((R.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
-  int rc = pthread_create(&R.progress_thread, NULL, progress_main, NULL);
+  if ((remote_state.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) skn_fatal("eventfd: %s", strerror(errno));
+  int rc = pthread_create(&remote_state.progress_thread, NULL, progress_main, NULL);
   if (rc != 0) skn_fatal("cannot start the network progress thread: %s", strerror(rc));
 }
 
 void skn_remote_finalize(void) {
   /* Our ranks have ended: once our sends are out, we count as quiet for good. */
-  for (int i = 0; i < 2000 && (atomic_load(&R.in_flight) != 0 || atomic_load(&R.rndv_sends) != 0); i++) {
-    if (!R.net->progress()) {
+  for (int i = 0; i < 2000 && (atomic_load(&remote_state.in_flight) != 0 || atomic_load(&remote_state.rndv_sends) != 0); i++) {
+    if (!remote_state.net->progress()) {
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);
     }
@@ -838,30 +838,30 @@ void skn_remote_finalize(void) {
    * until every process has ended; a deadlock verdict ends this process meanwhile. */
   uint64_t s0 = 0, d0 = 0, s, d;
   bool reported = false;
-  while (!atomic_load(&D.all_ended)) {
+  while (!atomic_load(&stall_state.all_ended)) {
     counts(&s, &d);
     if (!reported || s != s0 || d != d0) {
       s0 = s;
       d0 = d;
       reported = report_stall(true);
     }
-    if (!R.net->progress()) {
+    if (!remote_state.net->progress()) {
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);
     }
   }
-  atomic_store(&R.stopping, true);
+  atomic_store(&remote_state.stopping, true);
   skn_remote_sleeping(); /* wakes the thread, which sees `stopping` */
-  pthread_join(R.progress_thread, NULL);
-  close(R.wake_fd);
+  pthread_join(remote_state.progress_thread, NULL);
+  close(remote_state.wake_fd);
   if (skn_env_int("NETSTATS", 0)) {
     skn_net_stats st;
-    R.net->get_stats(&st);
+    remote_state.net->get_stats(&st);
     skn_log("net: process %d/%d: %d ranks, %d endpoints, eager sent %llu, rendezvous sent %llu, delivered %llu, "
-            "held %llu", R.pmi->proc, R.pmi->nprocs, R.pmi->nranks, st.endpoints,
+            "held %llu", remote_state.pmi->proc, remote_state.pmi->nprocs, remote_state.pmi->nranks, st.endpoints,
             (unsigned long long)st.sent_eager, (unsigned long long)st.sent_rndv,
             (unsigned long long)(st.delivered_eager + st.delivered_rndv), (unsigned long long)st.held);
   }
-  if (R.net->finalize() != SKN_NET_OK) skn_log("the UCX transport did not end cleanly");
+  if (remote_state.net->finalize() != SKN_NET_OK) skn_log("the UCX transport did not end cleanly");
   envelope_cache_drain();
 }

@@ -138,7 +138,7 @@ static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor,
   mine->size = size;
   mine->sync_base = (uintptr_t)w->t;
   mine->disp_unit = disp_unit;
-  mine->ctx = rank == 0 ? skn_ctx_alloc() : 0;
+  mine->ctx = rank == 0 ? skn_cid_alloc() : 0;
   skn_coll_args g = {.sbuf = mine, .scount = sizeof *mine, .st = &skn_dt_predefined[4], .rbuf = all,
                      .rcount = sizeof *mine, .rt = &skn_dt_predefined[4]}; /* MPI_BYTE */
   skn_xcoll_allgather(c, rank, &g);

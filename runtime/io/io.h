@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../core/core.h"
+#include "core/core.h"
 
 /* One contiguous file range of an access and where its data sits in the access's data
  * stream (the memory buffer seen as packed bytes). Lists are in stream order; file

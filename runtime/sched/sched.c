@@ -23,7 +23,7 @@
 #include <valgrind/valgrind.h>
 
 #include "arch/ctx.h"
-#include "topo.h"
+#include "hwtopo.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -55,7 +55,7 @@ static struct {
   skn_unit *adopt_free;
   _Atomic(int) pollers; /* adopted threads in loops calling the poll hook right now */
   _Atomic(int) timed;   /* ULTs in a timed wait: they will run again, so no stall */
-} S;
+} sched_state;
 
 __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
 static __thread skn_worker *tls_worker __attribute__((tls_model("initial-exec")));
@@ -144,7 +144,7 @@ static void timer_insert(skn_worker *w, skn_unit *u) {
   u->timer_next = *pp;
   *pp = u;
   u->timed = true;
-  atomic_fetch_add(&S.timed, 1);
+  atomic_fetch_add(&sched_state.timed, 1);
 }
 
 static void timer_remove(skn_worker *w, skn_unit *u) {
@@ -156,7 +156,7 @@ static void timer_remove(skn_worker *w, skn_unit *u) {
     }
   }
   u->timed = false;
-  atomic_fetch_sub(&S.timed, 1);
+  atomic_fetch_sub(&sched_state.timed, 1);
 }
 
 void skn_sched_wake(skn_unit *u);
@@ -186,17 +186,17 @@ static inline skn_unit *ready_pop(skn_worker *w) {
 /* ------------------------------------------------------------------ busy accounting */
 
 static inline void busy_up(void) {
-  atomic_fetch_add(&S.busy, 1);
-  atomic_fetch_add_explicit(&S.epoch, 1, memory_order_relaxed);
+  atomic_fetch_add(&sched_state.busy, 1);
+  atomic_fetch_add_explicit(&sched_state.epoch, 1, memory_order_relaxed);
 }
-static inline void busy_down(void) { atomic_fetch_sub(&S.busy, 1); }
+static inline void busy_down(void) { atomic_fetch_sub(&sched_state.busy, 1); }
 
 static void maybe_stall(uint64_t epoch_at_sleep) {
-  if (atomic_load(&S.busy) != 0 || atomic_load(&S.epoch) != epoch_at_sleep) return;
-  if (atomic_load(&S.timed) != 0) return; /* a sleeping unit will run again */
-  if (!S.hooks.stall || atomic_exchange(&S.stall_reporting, 1)) return;
-  S.hooks.stall();
-  atomic_store(&S.stall_reporting, 0);
+  if (atomic_load(&sched_state.busy) != 0 || atomic_load(&sched_state.epoch) != epoch_at_sleep) return;
+  if (atomic_load(&sched_state.timed) != 0) return; /* a sleeping unit will run again */
+  if (!sched_state.hooks.stall || atomic_exchange(&sched_state.stall_reporting, 1)) return;
+  sched_state.hooks.stall();
+  atomic_store(&sched_state.stall_reporting, 0);
 }
 
 /* ------------------------------------------------------------------ waking */
@@ -231,7 +231,7 @@ void skn_sched_wake(skn_unit *u) {
 
 /* ------------------------------------------------------------------ waiting */
 
-static bool poll_hook(void) { return S.hooks.poll && S.hooks.poll(); }
+static bool poll_hook(void) { return sched_state.hooks.poll && sched_state.hooks.poll(); }
 
 /* Spinning loops that call the poll hook are tracked, so that the network's own thread
  * can stay asleep while they progress (skn_sched_polled_since). A worker bumps its own
@@ -242,20 +242,20 @@ static inline void poll_seq_bump(skn_worker *w) {
                         memory_order_relaxed);
 }
 static inline void pollers_enter(skn_worker *w) {
-  if (!S.hooks.poll) return;
+  if (!sched_state.hooks.poll) return;
   if (w) poll_seq_bump(w);
-  else atomic_fetch_add_explicit(&S.pollers, 1, memory_order_relaxed);
+  else atomic_fetch_add_explicit(&sched_state.pollers, 1, memory_order_relaxed);
 }
 static inline void pollers_leave(skn_worker *w) {
-  if (!S.hooks.poll) return;
+  if (!sched_state.hooks.poll) return;
   if (w) poll_seq_bump(w);
-  else atomic_fetch_sub_explicit(&S.pollers, 1, memory_order_relaxed);
+  else atomic_fetch_sub_explicit(&sched_state.pollers, 1, memory_order_relaxed);
 }
 bool skn_sched_polled_since(uint64_t *mark) {
-  bool now = atomic_load_explicit(&S.pollers, memory_order_relaxed) > 0;
+  bool now = atomic_load_explicit(&sched_state.pollers, memory_order_relaxed) > 0;
   uint64_t sum = 0;
-  for (int i = 0; i < S.cfg.nworkers; i++) {
-    uint32_t seq = atomic_load_explicit(&S.workers[i].poll_seq, memory_order_relaxed);
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) {
+    uint32_t seq = atomic_load_explicit(&sched_state.workers[i].poll_seq, memory_order_relaxed);
     now |= seq & 1;
     sum += seq;
   }
@@ -268,19 +268,19 @@ bool skn_sched_polled_since(uint64_t *mark) {
  * a waiter keeps driving a long transfer instead of leaving it to the progress thread. */
 static inline bool poll_and_yield(void) {
   bool busy = poll_hook();
-  if (S.cfg.yield) sched_yield(); /* let the process we wait for run */
+  if (sched_state.cfg.yield) sched_yield(); /* let the process we wait for run */
   return busy;
 }
 
 static void before_sleep(void) {
-  if (S.hooks.sleep) S.hooks.sleep();
+  if (sched_state.hooks.sleep) sched_state.hooks.sleep();
 }
 
 /* Spins until notified or until `give_up` says other work exists. */
 static bool spin_for_notify(skn_unit *me, skn_worker *w) {
   bool notified = false;
   pollers_enter(w);
-  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
+  for (unsigned i = 0; i < sched_state.cfg.spin_iters; i++) {
     if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) {
       notified = true;
       break;
@@ -304,9 +304,9 @@ static void wait_on_futex(skn_unit *me) {
   if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED_FUTEX)) return;
   busy_down();
   before_sleep();
-  uint64_t epoch = atomic_load(&S.epoch);
+  uint64_t epoch = atomic_load(&sched_state.epoch);
   while (atomic_load(&me->state) == SKN_UNIT_BLOCKED_FUTEX) {
-    if (!skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)S.cfg.stall_ms * 1000000L))
+    if (!skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)sched_state.cfg.stall_ms * 1000000L))
       maybe_stall(epoch);
   }
   /* the waker did busy_up() */
@@ -316,7 +316,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
   skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
   bool seen = false;
   pollers_enter(w);
-  for (unsigned i = 0; i < S.cfg.spin_iters; i++) {
+  for (unsigned i = 0; i < sched_state.cfg.spin_iters; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) == value) {
       seen = true;
       break;
@@ -348,7 +348,7 @@ void skn_sched_wait(skn_unit *me) {
 }
 
 bool skn_sched_can_switch(skn_unit *me) {
-  return me && me->kind == SKN_UNIT_ULT && S.running && !(omp_get_level && omp_get_level() > 0);
+  return me && me->kind == SKN_UNIT_ULT && sched_state.running && !(omp_get_level && omp_get_level() > 0);
 }
 
 void skn_sched_wait_until(skn_unit *me, uint64_t deadline) {
@@ -357,14 +357,14 @@ void skn_sched_wait_until(skn_unit *me, uint64_t deadline) {
     uint32_t expect = SKN_UNIT_WAITING;
     if (skn_now_ns() >= deadline || !atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED_FUTEX))
       return;
-    atomic_fetch_add(&S.timed, 1);
+    atomic_fetch_add(&sched_state.timed, 1);
     busy_down();
     uint64_t now;
     while (atomic_load(&me->state) == SKN_UNIT_BLOCKED_FUTEX && (now = skn_now_ns()) < deadline)
       skn_futex_wait(&me->state, SKN_UNIT_BLOCKED_FUTEX, (long)(deadline - now));
     expect = SKN_UNIT_BLOCKED_FUTEX;
     if (atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_WAITING)) busy_up(); /* timed out */
-    atomic_fetch_sub(&S.timed, 1); /* else the waker did busy_up() */
+    atomic_fetch_sub(&sched_state.timed, 1); /* else the waker did busy_up() */
     return;
   }
   skn_worker *w = me->worker;
@@ -435,7 +435,7 @@ static long until_timer(skn_worker *w, long cap) {
 static void idle(skn_worker *w) {
   bool work = false;
   pollers_enter(w);
-  for (unsigned i = 0; i < S.cfg.spin_iters && !work; i++) {
+  for (unsigned i = 0; i < sched_state.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w) || (w->timers && until_timer(w, 1) == 0);
     if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) {
       i = 0; /* the poll may have readied a unit: look before pausing */
@@ -452,9 +452,9 @@ static void idle(skn_worker *w) {
     return;
   }
   before_sleep();
-  uint64_t epoch = atomic_load(&S.epoch);
+  uint64_t epoch = atomic_load(&sched_state.epoch);
   while (atomic_load(&w->sleeping)) {
-    long cap = (long)S.cfg.stall_ms * 1000000L, t = until_timer(w, cap);
+    long cap = (long)sched_state.cfg.stall_ms * 1000000L, t = until_timer(w, cap);
     if (t == 0) break; /* a timed wait is due */
     if (!skn_futex_wait(&w->sleeping, 1, t)) {
       if (t == cap) maybe_stall(epoch);
@@ -484,7 +484,7 @@ static void worker_loop(skn_worker *w) {
     stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
     if (ss.ss_sp) sigaltstack(&ss, NULL);
   }
-  if (S.cfg.bind) skn_topo_bind_thread(w->id);
+  if (sched_state.cfg.bind) skn_hwtopo_bind_thread(w->id);
 
   for (;;) {
     if (w->exited) {
@@ -507,27 +507,27 @@ static void *worker_thread(void *p) {
 }
 
 int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
-  S.cfg = *cfg;
-  if (S.cfg.nworkers < 1) S.cfg.nworkers = 1;
-  if (S.cfg.stall_ms == 0) S.cfg.stall_ms = 1000;
-  if (hooks) S.hooks = *hooks;
-  S.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)S.cfg.nworkers);
-  if (!S.workers) return -1;
-  memset(S.workers, 0, sizeof(skn_worker) * (size_t)S.cfg.nworkers);
-  for (int i = 0; i < S.cfg.nworkers; i++) S.workers[i].id = i;
+  sched_state.cfg = *cfg;
+  if (sched_state.cfg.nworkers < 1) sched_state.cfg.nworkers = 1;
+  if (sched_state.cfg.stall_ms == 0) sched_state.cfg.stall_ms = 1000;
+  if (hooks) sched_state.hooks = *hooks;
+  sched_state.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)sched_state.cfg.nworkers);
+  if (!sched_state.workers) return -1;
+  memset(sched_state.workers, 0, sizeof(skn_worker) * (size_t)sched_state.cfg.nworkers);
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) sched_state.workers[i].id = i;
   return 0;
 }
 
-int skn_sched_nworkers(void) { return S.cfg.nworkers; }
+int skn_sched_nworkers(void) { return sched_state.cfg.nworkers; }
 
 int skn_sched_worker_id(void) { return tls_worker ? tls_worker->id : -1; }
 
 skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner) {
-  return skn_sched_spawn_sized(worker, fn, arg, owner, S.cfg.stack_size);
+  return skn_sched_spawn_sized(worker, fn, arg, owner, sched_state.cfg.stack_size);
 }
 
 skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void *owner, size_t stack_size) {
-  if (worker < 0 || worker >= S.cfg.nworkers) return NULL;
+  if (worker < 0 || worker >= sched_state.cfg.nworkers) return NULL;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t usable = (stack_size + page - 1) & ~(page - 1);
   size_t map_size = usable + page;
@@ -547,7 +547,7 @@ skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void 
     return NULL;
   }
   u->kind = SKN_UNIT_ULT;
-  u->worker = &S.workers[worker];
+  u->worker = &sched_state.workers[worker];
   u->owner = owner;
   u->entry = fn;
   u->arg = arg;
@@ -566,21 +566,21 @@ skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void 
   while (!atomic_compare_exchange_weak(&ult_records, &rec->next, rec)) {
   }
   atomic_fetch_add(&u->worker->live, 1);
-  if (S.running) make_ready(u); /* its worker's queue, or inbox from elsewhere */
+  if (sched_state.running) make_ready(u); /* its worker's queue, or inbox from elsewhere */
   else ready_push(u->worker, u);
   return u;
 }
 
 void skn_sched_run(void) {
-  S.running = true;
-  atomic_store(&S.busy, S.cfg.nworkers);
-  for (int i = 1; i < S.cfg.nworkers; i++) {
-    if (pthread_create(&S.workers[i].thread, NULL, worker_thread, &S.workers[i]) != 0)
+  sched_state.running = true;
+  atomic_store(&sched_state.busy, sched_state.cfg.nworkers);
+  for (int i = 1; i < sched_state.cfg.nworkers; i++) {
+    if (pthread_create(&sched_state.workers[i].thread, NULL, worker_thread, &sched_state.workers[i]) != 0)
       skn_fatal("cannot start worker thread %d: %s", i, strerror(errno));
   }
-  worker_loop(&S.workers[0]);
-  for (int i = 1; i < S.cfg.nworkers; i++) pthread_join(S.workers[i].thread, NULL);
-  S.running = false;
+  worker_loop(&sched_state.workers[0]);
+  for (int i = 1; i < sched_state.cfg.nworkers; i++) pthread_join(sched_state.workers[i].thread, NULL);
+  sched_state.running = false;
 }
 
 skn_unit *skn_sched_unit_by_guard(const void *addr) {
@@ -593,10 +593,10 @@ skn_unit *skn_sched_unit_by_guard(const void *addr) {
 
 skn_unit *skn_sched_adopt_thread(void *owner) {
   /* Units are recycled, never freed: a waker may still hold a pointer to one. */
-  skn_spin_lock(&S.adopt_lock);
-  skn_unit *u = S.adopt_free;
-  if (u) S.adopt_free = u->next;
-  skn_spin_unlock(&S.adopt_lock);
+  skn_spin_lock(&sched_state.adopt_lock);
+  skn_unit *u = sched_state.adopt_free;
+  if (u) sched_state.adopt_free = u->next;
+  skn_spin_unlock(&sched_state.adopt_lock);
   if (!u && !(u = calloc(1, sizeof *u))) return NULL;
   atomic_store(&u->state, SKN_UNIT_RUNNING);
   u->kind = SKN_UNIT_KTHREAD;
@@ -613,10 +613,10 @@ void skn_sched_release_thread(void) {
   if (!u || u->kind != SKN_UNIT_KTHREAD) return;
   skn_sched_current_tls = NULL;
   busy_down();
-  skn_spin_lock(&S.adopt_lock);
-  u->next = S.adopt_free;
-  S.adopt_free = u;
-  skn_spin_unlock(&S.adopt_lock);
+  skn_spin_lock(&sched_state.adopt_lock);
+  u->next = sched_state.adopt_free;
+  sched_state.adopt_free = u;
+  skn_spin_unlock(&sched_state.adopt_lock);
 }
 
 /* ------------------------------------------------------------------ watchdog
@@ -646,15 +646,15 @@ static bool kthread_sleeping(int tid) {
 
 static void *watchdog_main(void *unused) {
   (void)unused;
-  int n = S.cfg.nworkers;
+  int n = sched_state.cfg.nworkers;
   uint64_t *last = calloc((size_t)n, sizeof *last), *since = calloc((size_t)n, sizeof *since);
   if (!last || !since) return NULL;
   struct timespec tick = {WD.ms / 4 / 1000, (long)(WD.ms / 4 % 1000) * 1000000L + 1000000L};
-  while (atomic_load_explicit(&S.busy, memory_order_relaxed) >= 0) {
+  while (atomic_load_explicit(&sched_state.busy, memory_order_relaxed) >= 0) {
     clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
     uint64_t now = skn_now_ns();
     for (int i = 0; i < n; i++) {
-      skn_worker *w = &S.workers[i];
+      skn_worker *w = &sched_state.workers[i];
       uint64_t sw = atomic_load_explicit(&w->switches, memory_order_relaxed);
       skn_unit *cur = atomic_load_explicit(&w->current, memory_order_relaxed);
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&

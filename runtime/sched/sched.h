@@ -5,13 +5,13 @@
 #ifndef SKN_SCHED_H
 #define SKN_SCHED_H
 
-#include "../base/base.h"
+#include "base/base.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* Unit states. RUNNING and NOTIFIED both mean "not blocked"; NOTIFIED records that a
  * wake arrived while the unit was running or about to block. */

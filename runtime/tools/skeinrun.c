@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../netlayer/pmi/server.h"
+#include "pmi/server.h"
 
 static const char usage[] =
     "usage: skeinrun [options] program [args...]\n"

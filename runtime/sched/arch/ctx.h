@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "../../base/base.h"
+#include "base/base.h"
 
 SKN_INTERNAL void skn_ctx_switch(void **save_sp, void *load_sp);
 SKN_INTERNAL void skn_ctx_trampoline(void);

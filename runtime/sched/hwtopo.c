@@ -1,5 +1,5 @@
 /* Topology through hwloc, loaded once on first use. */
-#include "topo.h"
+#include "hwtopo.h"
 
 #include <hwloc.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 static hwloc_topology_t topo;
 static int ncores;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-/* This process's cores: [first, first + share) of the cores it may use (skn_topo_share). */
+/* This process's cores: [first, first + share) of the cores it may use (skn_hwtopo_share). */
 static int first, share;
 
 static void load(void) {
@@ -32,12 +32,12 @@ static hwloc_obj_t core_of(int worker) {
   return c;
 }
 
-int skn_topo_ncores(void) {
+int skn_hwtopo_ncores(void) {
   pthread_once(&once, load);
   return share;
 }
 
-bool skn_topo_share(int local_proc, int local_nprocs) {
+bool skn_hwtopo_share(int local_proc, int local_nprocs) {
   pthread_once(&once, load);
   if (local_nprocs <= 1 || local_proc < 0 || local_proc >= local_nprocs) return false;
   /* A launcher that bound the process has split the node already: keep its choice. */
@@ -56,13 +56,13 @@ bool skn_topo_share(int local_proc, int local_nprocs) {
   return local_nprocs > ncores;
 }
 
-int skn_topo_nnuma(void) {
+int skn_hwtopo_nnuma(void) {
   pthread_once(&once, load);
   int n = topo ? hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE) : 1;
   return n < 1 ? 1 : n;
 }
 
-int skn_topo_bind_thread(int worker) {
+int skn_hwtopo_bind_thread(int worker) {
   pthread_once(&once, load);
   hwloc_obj_t c = core_of(worker);
   if (!c) return -1;
@@ -73,7 +73,7 @@ int skn_topo_bind_thread(int worker) {
   return rc;
 }
 
-int skn_topo_numa_of_worker(int worker) {
+int skn_hwtopo_numa_of_worker(int worker) {
   pthread_once(&once, load);
   hwloc_obj_t c = core_of(worker);
   if (!c) return -1;
@@ -84,13 +84,13 @@ int skn_topo_numa_of_worker(int worker) {
   return -1;
 }
 
-void skn_topo_describe(char *buf, size_t len) {
+void skn_hwtopo_describe(char *buf, size_t len) {
   pthread_once(&once, load);
   if (!topo) {
     snprintf(buf, len, "unknown (hwloc failed to load the topology)");
     return;
   }
   snprintf(buf, len, "%d package(s), %d NUMA node(s), %d core(s), %d PU(s)",
-           hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE), skn_topo_nnuma(), ncores,
+           hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE), skn_hwtopo_nnuma(), ncores,
            hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
 }

@@ -5,22 +5,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../base/base.h"
+#include "base/base.h"
 
 /* Cores this process uses (>= 1): those of its allowed cpuset, or its share of them. */
-SKN_INTERNAL int skn_topo_ncores(void);
+SKN_INTERNAL int skn_hwtopo_ncores(void);
 /* Several processes of a job on one node that the launcher did not bind: process
  * local_proc of local_nprocs takes its own consecutive share of the cores, so that their
  * workers do not pin to the same ones. Returns whether the processes outnumber the cores. */
-SKN_INTERNAL bool skn_topo_share(int local_proc, int local_nprocs);
+SKN_INTERNAL bool skn_hwtopo_share(int local_proc, int local_nprocs);
 /* NUMA nodes with memory (>= 1). */
-SKN_INTERNAL int skn_topo_nnuma(void);
+SKN_INTERNAL int skn_hwtopo_nnuma(void);
 /* Pins the calling thread to this process's core (worker % its cores). Returns 0 on success. */
-SKN_INTERNAL int skn_topo_bind_thread(int worker);
-/* OS index of the NUMA node holding the core of `worker` (see skn_topo_bind_thread),
+SKN_INTERNAL int skn_hwtopo_bind_thread(int worker);
+/* OS index of the NUMA node holding the core of `worker` (see skn_hwtopo_bind_thread),
  * or -1 when unknown. */
-SKN_INTERNAL int skn_topo_numa_of_worker(int worker);
+SKN_INTERNAL int skn_hwtopo_numa_of_worker(int worker);
 /* One-line summary, e.g. "1 package, 1 NUMA node, 2 cores, 2 PUs". */
-SKN_INTERNAL void skn_topo_describe(char *buf, size_t len);
+SKN_INTERNAL void skn_hwtopo_describe(char *buf, size_t len);
 
 #endif
