@@ -4,6 +4,10 @@
 #   pass      exit code 0 and a "PASS " line;   exit=N  exit code N;
 #   fail:RE   non-zero exit code and output matching the regular expression RE.
 # Any "FAIL " line fails the test whatever the expectation.
+# LIMIT: seconds the run may take (tests/mpi/CMakeLists.txt raises it for sanitizer builds)
+if(NOT LIMIT)
+  set(LIMIT 100)
+endif()
 set(procs_args "")
 if(PROCS GREATER 1)
   set(procs_args --procs ${PROCS})
