@@ -5,7 +5,8 @@
  * Performance variables: the calling rank's own figures (a rank is what a process is to
  * a process-based MPI): messages and bytes it sent, messages that reached it, its
  * unexpected queue and its heap. Counters count while a handle is started, per handle;
- * levels and high-water marks are continuous.
+ * levels and high-water marks are continuous. The send counters count only while the rank
+ * has the tools interface initialized (no handle can be started otherwise).
  * Categories: settings, point-to-point, memory. Callable before MPI_Init and from any
  * thread of a rank. */
 #include <stdatomic.h>

@@ -193,8 +193,12 @@ typedef struct skn_transport {
 } skn_transport;
 
 static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
-  skn_stat_add(&me->sent_msgs, 1);
-  skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
+  /* MPI_T's send counters (api/mpit.c) can only be started once the rank has initialized
+   * the tools interface: until then they cost one load and a branch */
+  if (SKN_UNLIKELY(__atomic_load_n(&me->mpit_refs, __ATOMIC_RELAXED))) {
+    skn_stat_add(&me->sent_msgs, 1);
+    skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
+  }
   m->peer->tp->send(me, m, r);
 }
 
