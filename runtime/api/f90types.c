@@ -5,7 +5,7 @@
 #include "api.h"
 
 /* gfortran's kinds on x86-64: precision and range of REAL(4), REAL(8), REAL(10) (the x87
- * extended type, C's long double). REAL(16) (software quad) has no Skein datatype. */
+ * extended type, C's long double) and REAL(16) (IEEE binary128, software quad). */
 static const struct {
   int p, r;
   MPI_Datatype real, complex;
@@ -13,6 +13,7 @@ static const struct {
     {6, 37, MPI_REAL4, MPI_COMPLEX},
     {15, 307, MPI_REAL8, MPI_DOUBLE_COMPLEX},
     {18, 4931, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX},
+    {33, 4931, MPI_REAL16, MPI_COMPLEX32},
 };
 
 static int f90_real(const char *fn, int p, int r, MPI_Datatype *newtype, int complex) {
@@ -50,6 +51,7 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
   else if (r >= 0 && r <= 4) *newtype = MPI_INTEGER2;
   else if (r >= 0 && r <= 9) *newtype = MPI_INTEGER4;
   else if (r >= 0 && r <= 18) *newtype = MPI_INTEGER8;
+  else if (r >= 0 && r <= 38) *newtype = MPI_INTEGER16;
   else return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "no INTEGER type with range %d", r);
   return MPI_SUCCESS;
 }

@@ -39,10 +39,18 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &t));
   expect_type(t, MPI_INTEGER8, 8, "match_size(INTEGER, 8)");
 
+  /* gfortran's 16-byte kinds: INTEGER(16), REAL(16) (binary128) */
+  MPI_CHECK(MPI_Type_create_f90_integer(19, &t));
+  expect_type(t, MPI_INTEGER16, 16, "f90_integer(19)");
+  MPI_CHECK(MPI_Type_create_f90_real(33, MPI_UNDEFINED, &t));
+  expect_type(t, MPI_REAL16, 16, "f90_real(33, -)");
+  MPI_CHECK(MPI_Type_create_f90_complex(20, MPI_UNDEFINED, &t));
+  expect_type(t, MPI_COMPLEX32, 32, "f90_complex(20, -)");
+
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  int rc = MPI_Type_create_f90_integer(19, &t);
+  int rc = MPI_Type_create_f90_integer(39, &t);
   MPI_CHECK(MPI_Error_class(rc, &cls));
-  CHECK(cls == MPI_ERR_ARG, "f90_integer(19): class %d, expected MPI_ERR_ARG", cls);
+  CHECK(cls == MPI_ERR_ARG, "f90_integer(39): class %d, expected MPI_ERR_ARG", cls);
   rc = MPI_Type_create_f90_real(40, MPI_UNDEFINED, &t);
   MPI_CHECK(MPI_Error_class(rc, &cls));
   CHECK(cls == MPI_ERR_ARG, "f90_real(40, -): class %d, expected MPI_ERR_ARG", cls);
