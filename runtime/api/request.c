@@ -23,7 +23,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   int grc = SKN_UNLIKELY(a->kind == SKN_REQ_GREQ) ? skn_api_greq_settle(me, a) : MPI_SUCCESS;
   skn_api_set_status(st, a);
   bool truncated = a->truncated, mismatch = a->type_mismatch;
-  int io_err = a->io_err, io_handle = a->comm;
+  int io_err = a->io_err, comm = a->comm; /* read before the release below */
   size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
   skn_bsend_unlink(a);
@@ -37,16 +37,16 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   }
   if (SKN_UNLIKELY(io_err)) { /* MPI-IO request: reported through the file's error handler */
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = io_err;
-    return skn_api_error(me, io_handle, io_err, fn, "the I/O request failed");
+    return skn_api_error(me, comm, io_err, fn, "the I/O request failed");
   }
   if (SKN_UNLIKELY(mismatch)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TYPE;
-    return skn_api_error(me, a->comm, MPI_ERR_TYPE, fn, "the message from source %d (tag %d) has a type signature "
+    return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "the message from source %d (tag %d) has a type signature "
                          "that does not match the receive's datatype", src, tag);
   }
   if (SKN_UNLIKELY(truncated)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TRUNCATE;
-    return skn_api_error(me, a->comm, MPI_ERR_TRUNCATE, fn,
+    return skn_api_error(me, comm, MPI_ERR_TRUNCATE, fn,
                          "a message of %zu bytes (source %d, tag %d) arrived for a buffer of %zu bytes", bytes, src,
                          tag, cap);
   }
