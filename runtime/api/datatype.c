@@ -498,7 +498,7 @@ static int impl_Unpack(skn_rank *me, const char *fn, const void *inbuf, int insi
   const skn_dtype *t = committed(me, fn, comm, dt, &rc);
   if (!t) return rc;
   if (*position < 0) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "position=%d", *position);
-  size_t bytes = (size_t)outcount * t->size;
+  size_t bytes = skn_dt_external_size(t, (size_t)outcount);
   if ((size_t)*position + bytes > (size_t)insize)
     return skn_api_error(me, comm, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %d of %d bytes", bytes,
                          *position, insize);
@@ -527,7 +527,7 @@ static int impl_Pack_external(skn_rank *me, const char *fn, const char datarep[]
   const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
   if (!t) return rc;
   if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
-  size_t bytes = (size_t)incount * t->size; /* external32 sizes are the native ones here */
+  size_t bytes = skn_dt_external_size(t, (size_t)incount);
   if ((size_t)*position + bytes > (size_t)outsize)
     return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes do not fit at position %td of %td bytes",
                          bytes, *position, outsize);
@@ -546,7 +546,7 @@ static int impl_Unpack_external(skn_rank *me, const char *fn, const char datarep
   const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
   if (!t) return rc;
   if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
-  size_t bytes = (size_t)outcount * t->size;
+  size_t bytes = skn_dt_external_size(t, (size_t)outcount);
   if ((size_t)*position + bytes > (size_t)insize)
     return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %td of %td bytes", bytes,
                          *position, insize);
@@ -561,7 +561,7 @@ static int impl_Pack_external_size(skn_rank *me, const char *fn, const char data
                                    const skn_dtype *t, MPI_Aint *size) {
   if (!is_external32(datarep))
     return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
-  *size = (MPI_Aint)((size_t)incount * t->size);
+  *size = (MPI_Aint)skn_dt_external_size(t, (size_t)incount);
   return MPI_SUCCESS;
 }
 

@@ -23,6 +23,11 @@
 #include "objects.h"
 
 enum { REP_NATIVE, REP_INTERNAL, REP_EXTERNAL32, REP_USER };
+
+/* Files in external32 map the view with native sizes, so types whose external32 form is
+ * narrower (long, unsigned long, wchar_t) are refused there; MPI_Pack_external has them. */
+#define EXTERNAL_NARROW "MPI_LONG, MPI_UNSIGNED_LONG and MPI_WCHAR are not supported in external32 files (use MPI_INT64_T)"
+static bool external_same(const skn_dtype *t, size_t count) { return skn_dt_external_size(t, count) == count * t->size; }
 enum { CB_AUTO, CB_ENABLE, CB_DISABLE };
 
 /* What the members of one process share for one open file. */
@@ -668,6 +673,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   else if (!strcmp(datarep, "external32")) rep = REP_EXTERNAL32;
   else if ((u = datarep_find(me, datarep))) rep = REP_USER;
   else return ferr(me, fh, MPI_ERR_UNSUPPORTED_DATAREP, fn, "unknown data representation");
+  if (rep == REP_EXTERNAL32 && (!external_same(et, 1) || !external_same(ft, 1)))
+    return ferr(me, fh, MPI_ERR_UNSUPPORTED_DATAREP, fn, EXTERNAL_NARROW);
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     if (!(f->amode & MPI_MODE_SEQUENTIAL))
       return ferr(me, fh, MPI_ERR_ARG, fn, "MPI_DISPLACEMENT_CURRENT needs MPI_MODE_SEQUENTIAL");
@@ -723,7 +730,9 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
   if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, "invalid datatype");
   if (!extent) return ferr(me, fh, MPI_ERR_ARG, fn, "extent is NULL");
   if (f->rep == REP_USER) return f->urep->extent(datatype, extent, f->urep->extra);
-  *extent = t->extent; /* external32's sizes equal the native ones on this platform */
+  if (f->rep == REP_EXTERNAL32 && !external_same(t, 1))
+    return ferr(me, fh, MPI_ERR_UNSUPPORTED_DATAREP, fn, EXTERNAL_NARROW);
+  *extent = t->extent; /* the other types have their native sizes in external32 */
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(File_get_type_extent);
@@ -960,6 +969,8 @@ static int prepare(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, int w
   a->uth = dt;
   a->rep = f->rep;
   a->urep = f->urep;
+  if (bytes && f->rep == REP_EXTERNAL32 && !external_same(t, (size_t)count))
+    return ferr(me, fh, MPI_ERR_UNSUPPORTED_DATAREP, fn, EXTERNAL_NARROW);
   if (bytes && (f->rep == REP_EXTERNAL32 || f->rep == REP_USER)) {
     if (f->rep == REP_USER && !(wr ? f->urep->wr : f->urep->rd) && !(t->flags & SKN_DT_DERIVED)) {
       /* MPI_CONVERSION_FN_NULL: the data is native */

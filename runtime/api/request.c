@@ -390,6 +390,39 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
 }
 SKN_WEAK_ALIAS(Status_set_cancelled);
 
+/* Storage of Fortran's MPI_STATUS(ES)_IGNORE (mpif.h COMMON blocks, mpi_f08 bind(C)):
+ * defined here, not with the Fortran glue, so that C's MPI_F_STATUS_IGNORE exists in
+ * every build. */
+#define F_STATUS_WORDS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+__attribute__((visibility("default"))) MPI_Fint skn_mpi_status_ignore_[F_STATUS_WORDS];
+__attribute__((visibility("default"))) MPI_Fint skn_mpi_statuses_ignore_[F_STATUS_WORDS];
+
+static bool f_status_ignored(const MPI_Fint *f) {
+  return !f || f == skn_mpi_status_ignore_ || f == skn_mpi_statuses_ignore_;
+}
+
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) {
+  static const char fn[] = "MPI_Status_f2c";
+  skn_rank *me = skn_api_self(fn);
+  if (f_status_ignored(f_status))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "f_status is NULL or MPI_F_STATUS_IGNORE");
+  if (!c_status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "c_status is NULL or MPI_STATUS_IGNORE");
+  memcpy(c_status, f_status, sizeof *c_status);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_f2c);
+
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
+  static const char fn[] = "MPI_Status_c2f";
+  skn_rank *me = skn_api_self(fn);
+  if (!c_status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "c_status is NULL or MPI_STATUS_IGNORE");
+  if (f_status_ignored(f_status))
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "f_status is NULL or MPI_F_STATUS_IGNORE");
+  memcpy(f_status, c_status, sizeof *c_status);
+  return MPI_SUCCESS;
+}
+SKN_WEAK_ALIAS(Status_c2f);
+
 /* ------------------------------------------------------------------ status queries */
 
 static int status_dtype(const char *fn, const MPI_Status *status, MPI_Datatype dt, const skn_dtype **t) {

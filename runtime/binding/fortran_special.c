@@ -12,7 +12,7 @@
 /* ---- sentinels: storage of mpif.h's COMMON blocks (the program's .comm copies, if any,
  * take precedence, and the glue reaches them through the GOT either way) */
 SKN_FEXPORT MPI_Fint skn_mpi_bottom_, skn_mpi_in_place_;
-SKN_FEXPORT MPI_Fint skn_mpi_status_ignore_[SKN_F_STATUS_SIZE], skn_mpi_statuses_ignore_[SKN_F_STATUS_SIZE];
+/* skn_mpi_status(es)_ignore_ are defined in api/request.c: C's MPI_F_STATUS(ES)_IGNORE */
 SKN_FEXPORT MPI_Fint skn_mpi_errcodes_ignore_[1], skn_mpi_unweighted_[1], skn_mpi_weights_empty_[1];
 SKN_FEXPORT char skn_mpi_argv_null_[1], skn_mpi_argvs_null_[1];
 

@@ -45,10 +45,17 @@ enum {
   SKN_SIG_NCODES
 };
 
+/* How an element is stored in external32 when that differs from its native form: MPI-3.1's
+ * table 13.2 (and MPICH) give long 4 bytes and wchar_t 2, where LP64 has 8 and 4. The class
+ * alone cannot say it (long and long long share one), so a run carries it. */
+enum { SKN_X_NATIVE, SKN_X_S4, SKN_X_U4, SKN_X_U2 };
+
 /* `count` basic elements of one class, `size` bytes each. */
 typedef struct skn_sigrun {
   size_t count;
-  uint32_t code, size;
+  uint32_t code;
+  uint16_t size;
+  uint16_t xconv; /* SKN_X_*; runs merge only when code and xconv agree */
 } skn_sigrun;
 
 enum {
@@ -131,8 +138,11 @@ SKN_INTERNAL void skn_dt_pack(void *packed, const void *src, const skn_dtype *st
 SKN_INTERNAL void skn_dt_unpack_at(void *dst, const skn_dtype *dt, size_t skip, const void *packed, size_t bytes);
 SKN_INTERNAL void skn_dt_pack_at(void *packed, const void *src, const skn_dtype *st, size_t skip, size_t bytes);
 
-/* external32 (big-endian, the MPI standard's sizes; equal to the native sizes here).
+/* external32: big-endian, the MPI standard's sizes (long and wchar_t are narrower than
+ * here; values that do not fit are truncated, as MPICH does). skn_dt_external_size is the
+ * external32 size of count elements (the native size when the signature is unknown).
  * Return SKN_OK, or SKN_ERR_NOT_FOUND when the type's signature was too long to keep. */
+SKN_INTERNAL size_t skn_dt_external_size(const skn_dtype *t, size_t count);
 SKN_INTERNAL int skn_dt_pack_external(void *out, const void *src, size_t count, const skn_dtype *t);
 SKN_INTERNAL int skn_dt_unpack_external(void *dst, size_t count, const skn_dtype *t, const void *in);
 

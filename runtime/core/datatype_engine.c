@@ -53,7 +53,10 @@ static const skn_sigrun sig_one[SKN_SIG_NCODES] = {
 };
 static const skn_sigrun sig_float_int[] = {{1, SKN_SIG_F4, 4}, {1, SKN_SIG_I4, 4}};
 static const skn_sigrun sig_double_int[] = {{1, SKN_SIG_F8, 8}, {1, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_long_int[] = {{1, SKN_SIG_I8, 8}, {1, SKN_SIG_I4, 4}};
+static const skn_sigrun sig_long_int[] = {{1, SKN_SIG_I8, 8, SKN_X_S4}, {1, SKN_SIG_I4, 4}};
+static const skn_sigrun sig_long = {1, SKN_SIG_I8, 8, SKN_X_S4};
+static const skn_sigrun sig_ulong = {1, SKN_SIG_I8, 8, SKN_X_U4};
+static const skn_sigrun sig_wchar = {1, SKN_SIG_I4, 4, SKN_X_U2};
 static const skn_sigrun sig_short_int[] = {{1, SKN_SIG_I2, 2}, {1, SKN_SIG_I4, 4}};
 static const skn_sigrun sig_long_double_int[] = {{1, SKN_SIG_LD, sizeof(long double)}, {1, SKN_SIG_I4, 4}};
 static const skn_sigrun sig_2i4[] = {{2, SKN_SIG_I4, 4}};
@@ -64,11 +67,12 @@ static const skn_sigrun sig_2f8[] = {{2, SKN_SIG_F8, 8}};
 #define ICODE(sz) ((sz) == 1 ? SKN_SIG_I1 : (sz) == 2 ? SKN_SIG_I2 : (sz) == 4 ? SKN_SIG_I4 : SKN_SIG_I8)
 #define FCODE(sz) ((sz) == 4 ? SKN_SIG_F4 : SKN_SIG_F8)
 
-#define BASIC_C(nm, T, code, fl)                                                                     \
+#define BASIC_S(nm, T, SIG, fl)                                                                      \
   {.size = sizeof(T), .lb = 0, .extent = sizeof(T), .true_lb = 0, .true_extent = sizeof(T),         \
    .contig = true, .nblocks = 1, .blocks = one_block, .basic_size = sizeof(T), .name = nm, .nsig = 1, \
-   .sig = &sig_one[code], .sig_reps = 1, .nelems = 1, .flags = fl, .align = _Alignof(T),            \
+   .sig = SIG, .sig_reps = 1, .nelems = 1, .flags = fl, .align = _Alignof(T),                        \
    .combiner = MPI_COMBINER_NAMED}
+#define BASIC_C(nm, T, code, fl) BASIC_S(nm, T, &sig_one[code], fl)
 #define BASIC(nm, T, code) BASIC_C(nm, T, code, 0)
 #define INT(nm, T) BASIC(nm, T, ICODE(sizeof(T)))
 #define PAIR_T(nm, S, B, NB, SZ, CONTIG, SIG, NSIG, BASIC_SIZE, TRUE_EXTENT)                         \
@@ -89,13 +93,13 @@ const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT] = {
     [2] = INT("MPI_SIGNED_CHAR", signed char),
     [3] = INT("MPI_UNSIGNED_CHAR", unsigned char),
     [4] = BASIC_C("MPI_BYTE", unsigned char, SKN_SIG_BYTE, SKN_DT_HAS_BYTE),
-    [5] = INT("MPI_WCHAR", wchar_t),
+    [5] = BASIC_S("MPI_WCHAR", wchar_t, &sig_wchar, 0),
     [6] = INT("MPI_SHORT", short),
     [7] = INT("MPI_UNSIGNED_SHORT", unsigned short),
     [8] = INT("MPI_INT", int),
     [9] = INT("MPI_UNSIGNED", unsigned),
-    [10] = INT("MPI_LONG", long),
-    [11] = INT("MPI_UNSIGNED_LONG", unsigned long),
+    [10] = BASIC_S("MPI_LONG", long, &sig_long, 0),
+    [11] = BASIC_S("MPI_UNSIGNED_LONG", unsigned long, &sig_ulong, 0),
     [12] = INT("MPI_LONG_LONG_INT", long long),
     [13] = INT("MPI_UNSIGNED_LONG_LONG", unsigned long long),
     [14] = BASIC("MPI_FLOAT", float, SKN_SIG_F4),
@@ -778,9 +782,10 @@ static bool push_block(flat_visitor *v, ptrdiff_t off, size_t len) {
   return true;
 }
 
-static bool push_sig(flat_visitor *v, uint32_t code, size_t count) {
+static bool push_sig(flat_visitor *v, const skn_sigrun *run, size_t count) {
+  uint32_t code = run->code;
   if (count == 0 || v->sig_unknown) return true;
-  if (v->nsig && v->sig[v->nsig - 1].code == code) {
+  if (v->nsig && v->sig[v->nsig - 1].code == code && v->sig[v->nsig - 1].xconv == run->xconv) {
     v->sig[v->nsig - 1].count += count;
     return true;
   }
@@ -795,7 +800,7 @@ static bool push_sig(flat_visitor *v, uint32_t code, size_t count) {
     v->sig = ns;
     v->sigcap = cap;
   }
-  v->sig[v->nsig++] = (skn_sigrun){count, code, code_size[code]};
+  v->sig[v->nsig++] = (skn_sigrun){count, code, (uint16_t)code_size[code], run->xconv};
   return true;
 }
 
@@ -820,11 +825,11 @@ static void flat_run(visitor *vv, const skn_dtype *c, ptrdiff_t disp, size_t n) 
   if (c->nsig < 0) {
     v->sig_unknown = true;
   } else if (c->nsig == 1) {
-    if (!push_sig(v, c->sig[0].code, c->sig[0].count * c->sig_reps * n)) goto fail;
+    if (!push_sig(v, &c->sig[0], c->sig[0].count * c->sig_reps * n)) goto fail;
   } else {
     for (size_t r = 0; r < n * c->sig_reps && !v->sig_unknown; r++)
       for (int k = 0; k < c->nsig; k++)
-        if (!push_sig(v, c->sig[k].code, c->sig[k].count)) goto fail;
+        if (!push_sig(v, &c->sig[k], c->sig[k].count)) goto fail;
   }
   return;
 fail:
@@ -1320,56 +1325,163 @@ static void convert(unsigned char *p, uint32_t code, size_t n, bool to_external)
   }
 }
 
+static size_t external_elem(const skn_sigrun *run) {
+  switch (run->xconv) {
+  case SKN_X_S4:
+  case SKN_X_U4: return 4;
+  case SKN_X_U2: return 2;
+  default: return run->size;
+  }
+}
+
+static bool narrows(const skn_dtype *t) {
+  for (int k = 0; k < t->nsig; k++)
+    if (t->sig[k].xconv != SKN_X_NATIVE) return true;
+  return false;
+}
+
+size_t skn_dt_external_size(const skn_dtype *t, size_t count) {
+  if (t->nsig <= 0 || !narrows(t)) return count * t->size;
+  size_t period = 0;
+  for (int k = 0; k < t->nsig; k++) period += t->sig[k].count * external_elem(&t->sig[k]);
+  return count * t->sig_reps * period;
+}
+
+/* n elements of one run: native (nat) <-> external32 (ext), either direction. */
+static void convert_run(unsigned char *ext, unsigned char *nat, const skn_sigrun *run, size_t n, bool to_external) {
+  if (run->xconv == SKN_X_NATIVE) {
+    if (to_external) {
+      memcpy(ext, nat, n * run->size);
+      convert(ext, run->code, n, true);
+    } else {
+      memcpy(nat, ext, n * run->size);
+      convert(nat, run->code, n, false);
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (run->xconv == SKN_X_U2) { /* wchar_t */
+      uint32_t v;
+      uint16_t e;
+      if (to_external) {
+        memcpy(&v, nat + 4 * i, 4);
+        e = __builtin_bswap16((uint16_t)v);
+        memcpy(ext + 2 * i, &e, 2);
+      } else {
+        memcpy(&e, ext + 2 * i, 2);
+        v = __builtin_bswap16(e);
+        memcpy(nat + 4 * i, &v, 4);
+      }
+      continue;
+    }
+    uint64_t v; /* long, unsigned long */
+    uint32_t e;
+    if (to_external) {
+      memcpy(&v, nat + 8 * i, 8);
+      e = __builtin_bswap32((uint32_t)v);
+      memcpy(ext + 4 * i, &e, 4);
+    } else {
+      memcpy(&e, ext + 4 * i, 4);
+      e = __builtin_bswap32(e);
+      v = run->xconv == SKN_X_S4 ? (uint64_t)(int64_t)(int32_t)e : e;
+      memcpy(nat + 8 * i, &v, 8);
+    }
+  }
+}
+
+/* A position in the signature stream of count elements: run k, `left` elements of it. */
+typedef struct extcur {
+  const skn_dtype *t;
+  size_t periods; /* whole signature periods still to start after this one */
+  int k;
+  size_t left;
+} extcur;
+
+static void extcur_start(extcur *c, const skn_dtype *t, size_t count) {
+  size_t periods = count * t->sig_reps;
+  c->t = t;
+  c->k = 0;
+  if (t->nsig == 1) { /* one run: the whole stream at once */
+    c->left = t->sig[0].count * periods;
+    c->periods = 0;
+  } else {
+    c->left = t->sig[0].count;
+    c->periods = periods - 1;
+  }
+}
+
+/* Takes up to `room` native bytes of whole elements of the current run; 0 at the end. */
+static size_t extcur_take(extcur *c, size_t room, const skn_sigrun **run) {
+  while (c->left == 0) {
+    if (c->k + 1 == c->t->nsig) {
+      if (c->periods == 0) return 0; /* the end (stays the end) */
+      c->periods--;
+      c->k = 0;
+    } else {
+      c->k++;
+    }
+    c->left = c->t->sig[c->k].count;
+  }
+  *run = &c->t->sig[c->k];
+  size_t n = room / (*run)->size;
+  if (n > c->left) n = c->left;
+  c->left -= n;
+  return n;
+}
+
+/* Moves count elements between the user's layout and external32 through a bounce buffer
+ * of whole basic elements (external32 may be narrower than native, so neither side can
+ * be converted in place). */
+static void external_walk(unsigned char *ext, void *user, size_t count, const skn_dtype *t, bool to_external) {
+  unsigned char bounce[4096] __attribute__((aligned(16)));
+  size_t done = 0; /* native stream bytes handled */
+  extcur c;
+  extcur_start(&c, t, count);
+  for (;;) {
+    /* a chunk: whole elements, run by run, that fill the bounce buffer */
+    extcur start = c;
+    size_t fill = 0, n;
+    const skn_sigrun *run;
+    while ((n = extcur_take(&c, sizeof bounce - fill, &run)) != 0) fill += n * run->size;
+    if (fill == 0) return;
+    if (to_external) skn_dt_pack_at(bounce, user, t, done, fill);
+    size_t pos = 0;
+    while (pos < fill && (n = extcur_take(&start, fill - pos, &run)) != 0) {
+      convert_run(ext, bounce + pos, run, n, to_external);
+      ext += n * external_elem(run);
+      pos += n * run->size;
+    }
+    if (!to_external) skn_dt_unpack_at(user, t, done, bounce, fill);
+    done += fill;
+  }
+}
+
 int skn_dt_pack_external(void *out, const void *src, size_t count, const skn_dtype *t) {
   size_t bytes = count * t->size;
   if (bytes == 0) return SKN_OK;
   if (t->nsig < 0) return SKN_ERR_NOT_FOUND;
-  skn_dt_pack(out, src, t, bytes);
-  unsigned char *p = out;
-  size_t periods = count * t->sig_reps;
-  if (t->nsig == 1) {
-    convert(p, t->sig[0].code, t->sig[0].count * periods, true);
+  if (!narrows(t)) { /* pack, then swap in place */
+    skn_dt_pack(out, src, t, bytes);
+    unsigned char *p = out;
+    size_t periods = count * t->sig_reps;
+    if (t->nsig == 1) {
+      convert(p, t->sig[0].code, t->sig[0].count * periods, true);
+      return SKN_OK;
+    }
+    for (size_t r = 0; r < periods; r++)
+      for (int k = 0; k < t->nsig; k++) {
+        convert(p, t->sig[k].code, t->sig[k].count, true);
+        p += t->sig[k].count * t->sig[k].size;
+      }
     return SKN_OK;
   }
-  for (size_t r = 0; r < periods; r++)
-    for (int k = 0; k < t->nsig; k++) {
-      convert(p, t->sig[k].code, t->sig[k].count, true);
-      p += t->sig[k].count * t->sig[k].size;
-    }
+  external_walk(out, (void *)(uintptr_t)src, count, t, true);
   return SKN_OK;
 }
 
 int skn_dt_unpack_external(void *dst, size_t count, const skn_dtype *t, const void *in) {
-  size_t bytes = count * t->size;
-  if (bytes == 0) return SKN_OK;
+  if (count * t->size == 0) return SKN_OK;
   if (t->nsig < 0) return SKN_ERR_NOT_FOUND;
-  /* through a small bounce buffer, whole basic elements at a time */
-  unsigned char bounce[4096] __attribute__((aligned(16)));
-  const unsigned char *ip = in;
-  size_t fill = 0, done = 0; /* bytes in bounce; bytes already unpacked */
-  size_t periods = count * t->sig_reps;
-  for (size_t r = 0; r < periods; r++) {
-    for (int k = 0; k < t->nsig; k++) {
-      size_t left = t->sig[k].count, sz = t->sig[k].size;
-      if (t->nsig == 1) left *= periods;
-      while (left) {
-        size_t n = (sizeof bounce - fill) / sz;
-        if (n == 0) {
-          skn_dt_unpack_at(dst, t, done, bounce, fill);
-          done += fill;
-          fill = 0;
-          continue;
-        }
-        if (n > left) n = left;
-        memcpy(bounce + fill, ip, n * sz);
-        convert(bounce + fill, t->sig[k].code, n, false);
-        ip += n * sz;
-        fill += n * sz;
-        left -= n;
-      }
-    }
-    if (t->nsig == 1) break;
-  }
-  skn_dt_unpack_at(dst, t, done, bounce, fill);
+  external_walk((unsigned char *)(uintptr_t)in, dst, count, t, false);
   return SKN_OK;
 }

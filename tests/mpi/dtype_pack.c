@@ -7,7 +7,8 @@
  * receiver unpacks the items in order (the column into a different layout, the
  * MPI_BOTTOM items into other variables) and checks them and the positions.
  * MPI_Pack_external writes big-endian data with the standard's sizes (checked
- * byte by byte for int, short, long long, float, double, a double complex
+ * byte by byte for int, short, long, unsigned long, wchar_t, long+int, long long, float,
+ * double, a double complex
  * and, under Skein, long double), MPI_Pack_external_size, and the external32 bytes of a
  * derived type travel as MPI_BYTE and come back through MPI_Unpack_external.
  */
@@ -180,6 +181,55 @@ static void external32(int rank, int size)
     pos = 0;
     MPI_CHECK(MPI_Pack_external("external32", &ll, 1, MPI_LONG_LONG, out, sizeof out, &pos));
     expect_bytes(out, (const unsigned char[]){1, 2, 3, 4, 5, 6, 7, 8}, 8, "long long");
+
+    /* long and wchar_t: 4 and 2 bytes in external32 (MPI-3.1 table 13.2; MPICH 4.0's bytes
+     * are these), whatever their native sizes; values out of range keep their low bytes */
+    long lg[2] = {-2, 0x0102030405060708L};
+    pos = 0;
+    MPI_CHECK(MPI_Pack_external_size("external32", 2, MPI_LONG, &esz));
+    CHECK(esz == 8, "external32 size of 2 longs (expected 8 got %ld)", (long)esz);
+    MPI_CHECK(MPI_Pack_external("external32", lg, 2, MPI_LONG, out, sizeof out, &pos));
+    CHECK(pos == 8, "external32 long position (expected 8 got %ld)", (long)pos);
+    expect_bytes(out, (const unsigned char[]){0xff, 0xff, 0xff, 0xfe, 5, 6, 7, 8}, 8, "long");
+    long lg2[2] = {0, 0};
+    pos = 0;
+    MPI_CHECK(MPI_Unpack_external("external32", out, 8, &pos, lg2, 2, MPI_LONG));
+    CHECK(lg2[0] == -2 && lg2[1] == 0x05060708L, "external32 long round trip (got %ld %ld)", lg2[0], lg2[1]);
+    unsigned long ul = 0xfffffffeUL, ul2 = 0;
+    pos = 0;
+    MPI_CHECK(MPI_Pack_external("external32", &ul, 1, MPI_UNSIGNED_LONG, out, sizeof out, &pos));
+    pos = 0;
+    MPI_CHECK(MPI_Unpack_external("external32", out, 4, &pos, &ul2, 1, MPI_UNSIGNED_LONG));
+    CHECK(ul2 == 0xfffffffeUL, "external32 unsigned long round trip (got %lx)", ul2);
+    wchar_t wc[2] = {L'A', 0x20ac}, wc2[2] = {0, 0};
+    MPI_CHECK(MPI_Pack_external_size("external32", 2, MPI_WCHAR, &esz));
+    CHECK(esz == 4, "external32 size of 2 wchar_t (expected 4 got %ld)", (long)esz);
+    pos = 0;
+    MPI_CHECK(MPI_Pack_external("external32", wc, 2, MPI_WCHAR, out, sizeof out, &pos));
+    expect_bytes(out, (const unsigned char[]){0, 'A', 0x20, 0xac}, 4, "wchar_t");
+    pos = 0;
+    MPI_CHECK(MPI_Unpack_external("external32", out, 4, &pos, wc2, 2, MPI_WCHAR));
+    CHECK(wc2[0] == L'A' && wc2[1] == 0x20ac, "external32 wchar_t round trip");
+    struct { long v; int i; } li[2] = {{-7, 3}, {1L << 40, -1}}, li2[2];
+    MPI_CHECK(MPI_Pack_external_size("external32", 2, MPI_LONG_INT, &esz));
+    CHECK(esz == 16, "external32 size of 2 MPI_LONG_INT (expected 16 got %ld)", (long)esz);
+    pos = 0;
+    MPI_CHECK(MPI_Pack_external("external32", li, 2, MPI_LONG_INT, out, sizeof out, &pos));
+    expect_bytes(out, (const unsigned char[]){0xff, 0xff, 0xff, 0xf9, 0, 0, 0, 3, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},
+                 16, "long_int");
+    memset(li2, 0, sizeof li2);
+    pos = 0;
+    MPI_CHECK(MPI_Unpack_external("external32", out, 16, &pos, li2, 2, MPI_LONG_INT));
+    CHECK(pos == 16 && li2[0].v == -7 && li2[0].i == 3 && li2[1].v == 0 && li2[1].i == -1,
+          "external32 MPI_LONG_INT round trip");
+    /* too small an output buffer for the external size is MPI_ERR_TRUNCATE, nothing written */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    memset(out, 0x5a, sizeof out);
+    pos = 0;
+    int erc = MPI_Pack_external("external32", lg, 2, MPI_LONG, out, 7, &pos), ecls = -1;
+    MPI_Error_class(erc, &ecls);
+    CHECK(ecls == MPI_ERR_TRUNCATE && pos == 0 && out[0] == 0x5a, "7-byte buffer for 2 longs: class %d", ecls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
     float fl = 1.0f;
     double d = -2.0;

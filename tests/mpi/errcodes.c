@@ -3,7 +3,8 @@
  * sets what MPI_Error_string returns (empty before), MPI_LASTUSEDCODE on MPI_COMM_WORLD
  * follows the largest value, a user error handler receives an added code through
  * MPI_Comm_call_errhandler; invalid uses return MPI_ERR_ARG. Message_c2f/f2c and the
- * other handle conversions round-trip. */
+ * other handle conversions round-trip; a status goes to its Fortran form and back
+ * (MPI_Status_c2f/f2c) and the Fortran ignore sentinels are refused. */
 #define TEST_NAME "errcodes"
 #include "mpitest.h"
 #include <stdatomic.h>
@@ -100,6 +101,37 @@ int main(int argc, char **argv) {
   CHECK(MPI_Info_f2c(MPI_Info_c2f(MPI_INFO_NULL)) == MPI_INFO_NULL, "Info_c2f/f2c");
   CHECK(MPI_Request_f2c(MPI_Request_c2f(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "Request_c2f/f2c");
   CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "Win_c2f/f2c");
+  /* a status through its Fortran form: MPI_SOURCE, MPI_TAG, MPI_ERROR are words 1..3 */
+  {
+    int size, right, left, token = rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    right = (rank + 1) % size;
+    left = (rank + size - 1) % size;
+    MPI_Status st, back;
+    MPI_CHECK(MPI_Sendrecv(&token, 1, MPI_INT, right, 40 + rank, &token, 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD,
+                           &st));
+    MPI_Fint fst[sizeof(MPI_Status) / sizeof(MPI_Fint) + 1];
+    fst[sizeof(MPI_Status) / sizeof(MPI_Fint)] = 12345; /* not written */
+    MPI_CHECK(MPI_Status_c2f(&st, fst));
+    CHECK(fst[0] == left && fst[1] == 40 + left, "Status_c2f: source %d tag %d (expected %d %d)", fst[0], fst[1],
+          left, 40 + left);
+    CHECK(fst[sizeof(MPI_Status) / sizeof(MPI_Fint)] == 12345, "Status_c2f wrote past the status");
+    memset(&back, 0, sizeof back);
+    MPI_CHECK(MPI_Status_f2c(fst, &back));
+    int count = -1;
+    MPI_CHECK(MPI_Get_count(&back, MPI_INT, &count));
+    CHECK(back.MPI_SOURCE == left && back.MPI_TAG == 40 + left && count == 1, "Status_f2c round trip (count %d)",
+          count);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int cls = -1;
+    MPI_Error_class(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), &cls);
+    CHECK(cls == MPI_ERR_ARG, "Status_f2c(MPI_F_STATUS_IGNORE): class %d", cls);
+    MPI_Error_class(MPI_Status_c2f(&st, MPI_F_STATUSES_IGNORE), &cls);
+    CHECK(cls == MPI_ERR_ARG, "Status_c2f(.., MPI_F_STATUSES_IGNORE): class %d", cls);
+    MPI_Error_class(MPI_Status_c2f(MPI_STATUS_IGNORE, fst), &cls);
+    CHECK(cls == MPI_ERR_ARG, "Status_c2f(MPI_STATUS_IGNORE, ..): class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
   MPI_CHECK(MPI_Comm_free(&dup));
 
   MPI_Finalize();
