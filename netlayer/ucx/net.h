@@ -150,7 +150,8 @@ SKN_INTERNAL int skn_net_fetch(skn_net_rndv *handle, void *buf, size_t len, skn_
 SKN_INTERNAL void skn_net_discard(skn_net_rndv *handle);
 
 /* Makes progress: runs UCX, delivers messages, completes sends and fetches, checks that
- * peers on this node are alive. Returns true if anything happened. Another thread in
+ * peers on this node are alive. Returns true if anything happened that a waiter may wait
+ * for (control messages alone do not count: they wake nobody). Another thread in
  * progress makes it return false at once. */
 SKN_INTERNAL bool skn_net_progress(void);
 
