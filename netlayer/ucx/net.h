@@ -176,8 +176,9 @@ typedef struct skn_net_stats {
 } skn_net_stats;
 SKN_INTERNAL void skn_net_get_stats(skn_net_stats *out);
 
-/* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints
- * and destroys the worker. Collective; no other call may run concurrently or after. */
+/* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints,
+ * waits for every process again (none leaves while another closes) and destroys the
+ * worker. Collective; no other call may run concurrently or after. */
 SKN_INTERNAL int skn_net_finalize(void);
 
 /* ---------------------------------------------------------------- one-sided (RMA)
