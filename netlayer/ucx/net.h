@@ -29,6 +29,10 @@ enum {
 enum {
   SKN_NET_SYNC = 1u << 0, /* synchronous send: the receiver's core calls skn_net_ack once
                            * the message has matched; the sender then gets hooks.acked */
+  SKN_NET_LATER = 1u << 1, /* for skn_net_send only, not sent: the message may wait (copied)
+                            * until this process's next skn_net_progress or arm, coalesced
+                            * with others to the same process (a nonblocking send: its
+                            * caller progresses before it waits on anything) */
 };
 
 /* One wire header per message kind (one UCX active-message id each), as UCX defines one
@@ -171,6 +175,7 @@ typedef struct skn_net_stats {
   uint64_t sent_eager, sent_rndv, delivered_eager, delivered_rndv;
   uint64_t held;          /* messages that arrived ahead of their sequence and waited */
   uint64_t acks_sent, acks_received;
+  uint64_t batched;       /* of sent_eager: coalesced (SKN_NET_LATER) */
   size_t rndv_threshold;  /* payloads above it go by rendezvous */
   const char *thread_mode; /* UCX worker thread mode granted */
 } skn_net_stats;
