@@ -29,6 +29,10 @@ enum {
 enum {
   SKN_NET_SYNC = 1u << 0, /* synchronous send: the receiver's core calls skn_net_ack once
                            * the message has matched; the sender then gets hooks.acked */
+  SKN_NET_LATER = 1u << 1, /* for skn_net_send only, not sent: the message may wait (copied)
+                            * until this process's next skn_net_progress or arm, coalesced
+                            * with others to the same process (a nonblocking send: its
+                            * caller progresses before it waits on anything) */
 };
 
 /* One wire header per message kind (one UCX active-message id each), as UCX defines one
@@ -150,7 +154,8 @@ SKN_INTERNAL int skn_net_fetch(skn_net_rndv *handle, void *buf, size_t len, skn_
 SKN_INTERNAL void skn_net_discard(skn_net_rndv *handle);
 
 /* Makes progress: runs UCX, delivers messages, completes sends and fetches, checks that
- * peers on this node are alive. Returns true if anything happened. Another thread in
+ * peers on this node are alive. Returns true if anything happened that a waiter may wait
+ * for (control messages alone do not count: they wake nobody). Another thread in
  * progress makes it return false at once. */
 SKN_INTERNAL bool skn_net_progress(void);
 
@@ -170,13 +175,15 @@ typedef struct skn_net_stats {
   uint64_t sent_eager, sent_rndv, delivered_eager, delivered_rndv;
   uint64_t held;          /* messages that arrived ahead of their sequence and waited */
   uint64_t acks_sent, acks_received;
+  uint64_t batched;       /* of sent_eager: coalesced (SKN_NET_LATER) */
   size_t rndv_threshold;  /* payloads above it go by rendezvous */
   const char *thread_mode; /* UCX worker thread mode granted */
 } skn_net_stats;
 SKN_INTERNAL void skn_net_get_stats(skn_net_stats *out);
 
-/* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints
- * and destroys the worker. Collective; no other call may run concurrently or after. */
+/* Flushes outstanding sends, waits for every process (skn_pmi_fence), closes endpoints,
+ * waits for every process again (none leaves while another closes) and destroys the
+ * worker. Collective; no other call may run concurrently or after. */
 SKN_INTERNAL int skn_net_finalize(void);
 
 /* ---------------------------------------------------------------- one-sided (RMA)

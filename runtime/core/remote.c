@@ -100,11 +100,15 @@ static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     data = r->payload;
   }
   bool sync = m->mode == SKN_MODE_SYNC;
+  /* A nonblocking send may wait in the transport until this process's next progress,
+   * coalesced with others to the same process: 200,000 Isends of 8 bytes over tcp cost a
+   * sendmsg each (5 us of CPU per Isend, 2.6 in one process). Its caller progresses
+   * before it waits on anything, and the progress thread does within milliseconds. */
   skn_sigsum sum;
   skn_dt_sigsum(m->dt, m->count, &sum);
   skn_net_data_hdr hdr = {
       .ctx = m->ctx, .src = m->src, .src_world = me->world_rank, .dst_world = m->peer->world_rank,
-      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : 0, .sig_first = sum.first, .sig_hash = sum.hash,
+      .tag = m->tag, .flags = sync ? SKN_NET_SYNC : sreq ? SKN_NET_LATER : 0, .sig_first = sum.first, .sig_hash = sum.hash,
       .sig_covered = sum.covered, .bytes = bytes, .cookie = (uintptr_t)r,
   };
   /* published to the completion callbacks by the transport's lock */
@@ -858,9 +862,10 @@ void skn_remote_finalize(void) {
     skn_net_stats st;
     remote_state.net->get_stats(&st);
     skn_log("net: process %d/%d: %d ranks, %d endpoints, eager sent %llu, rendezvous sent %llu, delivered %llu, "
-            "held %llu", remote_state.pmi->proc, remote_state.pmi->nprocs, remote_state.pmi->nranks, st.endpoints,
+            "held %llu, coalesced %llu", remote_state.pmi->proc, remote_state.pmi->nprocs, remote_state.pmi->nranks, st.endpoints,
             (unsigned long long)st.sent_eager, (unsigned long long)st.sent_rndv,
-            (unsigned long long)(st.delivered_eager + st.delivered_rndv), (unsigned long long)st.held);
+            (unsigned long long)(st.delivered_eager + st.delivered_rndv), (unsigned long long)st.held,
+            (unsigned long long)st.batched);
   }
   if (remote_state.net->finalize() != SKN_NET_OK) skn_log("the UCX transport did not end cleanly");
   envelope_cache_drain();

@@ -272,6 +272,20 @@ static inline bool poll_and_yield(void) {
   return busy;
 }
 
+/* Spinning also ends after SPIN_MAX_NS without network work: the SKEIN_SPIN iterations
+ * take about 0.5 ms on a quiet machine, but with a yield per poll on a loaded one each
+ * poll may give the core away for a time slice: at load ~25 a deadlocked process's
+ * workers spun 25 s before they first slept and the deadlock could be judged
+ * (deadlock_n7_p3_w2). The clock is read at every 64th iteration only; *t0 = 0 starts
+ * the period (again after work). */
+#define SPIN_MAX_NS 20000000ull
+static inline bool spin_expired(unsigned i, uint64_t *t0) {
+  if ((i & 63) != 63) return false;
+  uint64_t now = skn_now_ns();
+  if (!*t0) *t0 = now;
+  return now - *t0 > SPIN_MAX_NS;
+}
+
 static void before_sleep(void) {
   if (sched_state.hooks.sleep) sched_state.hooks.sleep();
 }
@@ -279,6 +293,7 @@ static void before_sleep(void) {
 /* Spins until notified or until `give_up` says other work exists. */
 static bool spin_for_notify(skn_unit *me, skn_worker *w) {
   bool notified = false;
+  uint64_t t0 = 0;
   pollers_enter(w);
   for (unsigned i = 0; i < sched_state.cfg.spin_iters; i++) {
     if (atomic_load_explicit(&me->state, memory_order_acquire) != SKN_UNIT_WAITING) {
@@ -288,8 +303,10 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
     if (w && skn_sched_worker_has_ready(w)) break;
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
       i = -1u; /* the poll may have done it: look before pausing */
+      t0 = 0;
       continue;
     }
+    if (spin_expired(i, &t0)) break;
     skn_cpu_relax();
   }
   pollers_leave(w);
@@ -315,6 +332,7 @@ static void wait_on_futex(skn_unit *me) {
 bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
   skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
   bool seen = false;
+  uint64_t t0 = 0;
   pollers_enter(w);
   for (unsigned i = 0; i < sched_state.cfg.spin_iters; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) == value) {
@@ -324,8 +342,10 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
     if (w && skn_sched_worker_has_ready(w)) break;
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
       i = -1u; /* the poll may have done it: look before pausing */
+      t0 = 0;
       continue;
     }
+    if (spin_expired(i, &t0)) break;
     skn_cpu_relax();
   }
   pollers_leave(w);
@@ -434,13 +454,16 @@ static long until_timer(skn_worker *w, long cap) {
 
 static void idle(skn_worker *w) {
   bool work = false;
+  uint64_t t0 = 0;
   pollers_enter(w);
   for (unsigned i = 0; i < sched_state.cfg.spin_iters && !work; i++) {
     work = skn_sched_worker_has_ready(w) || (w->timers && until_timer(w, 1) == 0);
     if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) {
       i = 0; /* the poll may have readied a unit: look before pausing */
+      t0 = 0;
       continue;
     }
+    if (spin_expired(i, &t0)) break;
     skn_cpu_relax();
   }
   pollers_leave(w);
