@@ -20,7 +20,7 @@
 /* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
  * calling rank's error handler, and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6), cold));
 
 /* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
  * MPICH) when the rank is not between MPI_Init and MPI_Finalize. The state sits next to

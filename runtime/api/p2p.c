@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "core/engine.h"
 
 /* Persistent requests remember their arguments; each MPI_Start makes a new instance. */
 struct skn_msg_args {
@@ -52,7 +53,7 @@ static inline void fill_recv(skn_req *r, void *buf, int count, const skn_dtype *
   r->comm = comm;
 }
 
-/* A receive request that lives on the caller's stack for the length of a blocking call. */
+/* A receive request for the length of a blocking call (on the caller's stack, or the rank's recv_req). */
 static inline void stack_recv_init(skn_req *r) {
   atomic_init(&r->sync, 0);
   r->pooled = false;
@@ -122,22 +123,38 @@ SKN_API_HOT int impl_Bsend(skn_rank *me, const char *fn, const void *buf, int co
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED);
 }
 
+/* A blocking receive into request r: posted, waited for, its status reported. */
+static inline __attribute__((always_inline)) int recv_wait(skn_rank *me, const char *fn, skn_req *r, void *buf,
+                                                           int count, const skn_dtype *t, int source, int tag,
+                                                           MPI_Comm comm, const skn_comm_view *v, MPI_Status *status) {
+  stack_recv_init(r);
+  fill_recv(r, buf, count, t, source, tag, comm, v);
+  skn_req *env = skn_p2p_recv_post(me, r); /* skn_p2p_recv, compiled in */
+  if (env) skn_p2p_recv_matched(r, env);
+  if (!skn_req_done(r)) {
+    skn_api_enter(me, fn, NULL, source, tag);
+    skn_req_wait(r);
+    skn_api_leave(me);
+  }
+  return recv_result(me, fn, r, status);
+}
+
+/* Threads of an MPI_THREAD_MULTIPLE rank may receive at once: each on its own stack. */
+static __attribute__((noinline)) int recv_on_stack(skn_rank *me, const char *fn, void *buf, int count,
+                                                   const skn_dtype *t, int source, int tag, MPI_Comm comm,
+                                                   const skn_comm_view *v, MPI_Status *status) {
+  skn_req r;
+  return recv_wait(me, fn, &r, buf, count, t, source, tag, comm, v, status);
+}
+
 SKN_API_HOT int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
                      int source, int tag, MPI_Comm comm, skn_comm_view *v, MPI_Status *status) {
   if (SKN_UNLIKELY(source == MPI_PROC_NULL)) {
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  skn_req r;
-  stack_recv_init(&r);
-  fill_recv(&r, buf, count, t, source, tag, comm, v);
-  skn_p2p_recv(me, &r);
-  if (!skn_req_done(&r)) {
-    skn_api_enter(me, fn, NULL, source, tag);
-    skn_req_wait(&r);
-    skn_api_leave(me);
-  }
-  return recv_result(me, fn, &r, status);
+  if (SKN_UNLIKELY(me->mt)) return recv_on_stack(me, fn, buf, count, t, source, tag, comm, v, status);
+  return recv_wait(me, fn, &me->recv_req, buf, count, t, source, tag, comm, v, status);
 }
 
 /* ------------------------------------------------------------------ nonblocking */

@@ -508,6 +508,11 @@ typedef struct skn_rank {
   struct skn_file **files;
   int nfiles;
   int file_errh;
+  /* The request of the rank's blocking receive (api/p2p.c, MPI_Recv) unless it is
+   * MPI_THREAD_MULTIPLE: a rank is then in at most one MPI_Recv at a time, and a request
+   * on the caller's stack would cost every receive a realigned frame (skn_req is
+   * line-aligned). */
+  skn_req recv_req;
 } skn_rank;
 
 /* The live request a user handle names, or NULL: one range check, two loads. */

@@ -119,17 +119,8 @@ void skn_p2p_recv_matched(skn_req *r, skn_req *env) {
 }
 
 void skn_p2p_recv(skn_rank *me, skn_req *r) {
-  skn_mq *mq = &me->mq;
-  skn_spin_lock(&mq->lock);
-  skn_req *env = find_unexpected(mq, r->ctx, r->src, r->tag, true);
-  if (!env) {
-    r->queued = true;
-    list_append(&mq->posted, &mq->posted_tail, r);
-    skn_spin_unlock(&mq->lock);
-    return;
-  }
-  skn_spin_unlock(&mq->lock);
-  skn_p2p_recv_matched(r, env);
+  skn_req *env = skn_p2p_recv_post(me, r);
+  if (env) skn_p2p_recv_matched(r, env);
 }
 
 static inline void describe(const skn_req *env, skn_probe_info *info) {

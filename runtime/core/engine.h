@@ -1,6 +1,7 @@
 /* The engine's inline half (device.h has the contracts): the matching-queue primitives
- * and delivery, which the transports' hot paths compile in. Only the engine (engine.c)
- * and the transports' arrival paths include it; nothing else touches the queues. */
+ * and delivery, which the transports' hot paths compile in. Only the engine (engine.c),
+ * the transports' arrival paths and the MPI layer's blocking receive (skn_p2p_recv_post)
+ * include it; nothing else touches the queues. */
 #ifndef SKN_ENGINE_H
 #define SKN_ENGINE_H
 
@@ -72,22 +73,51 @@ static inline skn_req *find_unexpected(skn_mq *mq, int ctx, int src, int tag, bo
   return NULL;
 }
 
-static inline skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag, skn_req *(*make)(void *arg, size_t buffered),
-                        void *arg) {
+/* ARRIVE in two halves, for a transport whose fast path needs no envelope when a receive
+ * is posted (device.h describes skn_dev_arrive, which is begin + make + queue):
+ * begin returns the matching posted receive, taken out of dst's queue, with the queue
+ * unlocked; or NULL with dst's queue lock HELD. Then the caller builds its envelope (under
+ * the lock: no other arrival or receive can come between) and hands it to
+ * skn_dev_arrive_queue, which queues it and unlocks. */
+static inline skn_req *skn_dev_arrive_begin(skn_rank *dst, int ctx, int src, int tag) {
   skn_mq *mq = &dst->mq;
   skn_spin_lock(&mq->lock);
-  skn_req *r = take_posted(mq, ctx, src, tag);
   mq->arrived++;
-  if (!r) {
-    skn_req *env = make(arg, mq->buffered);
-    env->queued = true;
-    if (envelope_buffered(env)) mq->buffered += envelope_charge(env);
-    list_append(&mq->unexp, &mq->unexp_tail, env);
-    if (++mq->unexp_len > mq->unexp_peak) mq->unexp_peak = mq->unexp_len;
-    if (mq->probers) skn_dev_wake_probers(mq);
+  skn_req *r = take_posted(mq, ctx, src, tag);
+  if (r) skn_spin_unlock(&mq->lock);
+  return r;
+}
+
+static inline void skn_dev_arrive_queue(skn_rank *dst, skn_req *env) {
+  skn_mq *mq = &dst->mq;
+  env->queued = true;
+  if (envelope_buffered(env)) mq->buffered += envelope_charge(env);
+  list_append(&mq->unexp, &mq->unexp_tail, env);
+  if (++mq->unexp_len > mq->unexp_peak) mq->unexp_peak = mq->unexp_len;
+  if (mq->probers) skn_dev_wake_probers(mq);
+  skn_spin_unlock(&mq->lock);
+}
+
+static inline skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag, skn_req *(*make)(void *arg, size_t buffered),
+                                      void *arg) {
+  skn_req *r = skn_dev_arrive_begin(dst, ctx, src, tag);
+  if (!r) skn_dev_arrive_queue(dst, make(arg, dst->mq.buffered));
+  return r;
+}
+
+/* RECEIVE's first half (device.h: skn_p2p_recv is post, then skn_p2p_recv_matched when
+ * a message was waiting), inline for the MPI layer's blocking receive: takes the first
+ * queued message r matches out of me's queue and returns it, or posts r and returns NULL. */
+static inline skn_req *skn_p2p_recv_post(skn_rank *me, skn_req *r) {
+  skn_mq *mq = &me->mq;
+  skn_spin_lock(&mq->lock);
+  skn_req *env = find_unexpected(mq, r->ctx, r->src, r->tag, true);
+  if (!env) {
+    r->queued = true;
+    list_append(&mq->posted, &mq->posted_tail, r);
   }
   skn_spin_unlock(&mq->lock);
-  return r;
+  return env;
 }
 
 static inline size_t receive_capacity(const skn_req *r) { return r->count * r->dt->size; }

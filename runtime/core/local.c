@@ -1,6 +1,6 @@
 /* The one-copy transport between ranks of this process (device.h: skn_local_transport).
  *
- * A send goes to the engine at once (skn_dev_arrive). If a matching receive is posted,
+ * A send goes to the engine at once (skn_dev_arrive_begin, then _queue). If a matching receive is posted,
  * the sender copies straight into the receive buffer. Otherwise it leaves an envelope in
  * the unexpected queue: tiny data inside the envelope, medium data in an eager copy (the
  * sender completes at once), large or synchronous data by reference (the receiver copies
@@ -20,7 +20,6 @@ typedef struct local_send {
   skn_req *sreq;
   skn_req *stack_env; /* a blocking by-reference send waits on it */
   size_t bytes;
-  skn_req *env;
 } local_send;
 
 /* Under the receiver's queue lock: chooses how the data travels and builds the envelope.
@@ -70,28 +69,23 @@ static skn_req *make_envelope(void *arg, size_t buffered) {
     env->payload = env->cell;
   }
   if (proto != SKN_PROTO_RNDV) atomic_fetch_add_explicit(&env->refs, 1, memory_order_relaxed); /* the queue's */
-  return s->env = env;
+  return env;
 }
 
-static void local_send_fn(skn_rank *me, const skn_msg *m, skn_req *sreq) {
+/* A send that found no posted receive: called with the receiver's queue lock held
+ * (skn_dev_arrive_begin), queues an envelope and carries it through its protocol. Out of
+ * line so that the matched path has neither this frame nor the aligned stack envelope. */
+static __attribute__((noinline)) void local_send_queued(skn_rank *me, const skn_msg *m, skn_req *sreq, size_t bytes) {
   skn_req stack_env;
-  local_send s = {.me = me, .m = m, .sreq = sreq, .stack_env = &stack_env, .bytes = m->count * m->dt->size};
-  skn_req *r = skn_dev_arrive(m->peer, m->ctx, m->src, m->tag, make_envelope, &s);
-  if (r) {
-    skn_dev_msg d = {.src = m->src, .tag = m->tag, .how = SKN_DATA_TYPED, .bytes = s.bytes, .dt = m->dt,
-                     .data = m->buf, .count = m->count};
-    skn_dev_deliver(r, &d);
-    skn_req_complete(r);
-    if (sreq) skn_req_complete(sreq);
-    return;
-  }
-  skn_req *env = s.env;
+  local_send s = {.me = me, .m = m, .sreq = sreq, .stack_env = &stack_env, .bytes = bytes};
+  skn_req *env = make_envelope(&s, m->peer->mq.buffered);
+  skn_dev_arrive_queue(m->peer, env);
   uint8_t proto = env->proto;
   if (proto == SKN_PROTO_EAGER) {
     /* Copy outside the lock; a receiver that matches meanwhile waits for `filled`. */
-    void *payload = malloc(s.bytes);
+    void *payload = malloc(bytes);
     if (payload) {
-      skn_dt_pack(payload, m->buf, m->dt, s.bytes);
+      skn_dt_pack(payload, m->buf, m->dt, bytes);
       env->payload = payload;
     } else {
       env->proto = proto = SKN_PROTO_RNDV; /* the receiver reads the send buffer */
@@ -106,6 +100,20 @@ static void local_send_fn(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     }
     return;
   }
+  if (sreq) skn_req_complete(sreq);
+}
+
+static void local_send_fn(skn_rank *me, const skn_msg *m, skn_req *sreq) {
+  size_t bytes = m->count * m->dt->size;
+  skn_req *r = skn_dev_arrive_begin(m->peer, m->ctx, m->src, m->tag);
+  if (SKN_UNLIKELY(!r)) {
+    local_send_queued(me, m, sreq, bytes);
+    return;
+  }
+  skn_dev_msg d = {.src = m->src, .tag = m->tag, .how = SKN_DATA_TYPED, .bytes = bytes, .dt = m->dt,
+                   .data = m->buf, .count = m->count};
+  skn_dev_deliver(r, &d);
+  skn_req_complete(r);
   if (sreq) skn_req_complete(sreq);
 }
 

@@ -201,7 +201,8 @@ static void maybe_stall(uint64_t epoch_at_sleep) {
 
 /* ------------------------------------------------------------------ waking */
 
-static void make_ready(skn_unit *u) {
+/* Inline: skn_sched_wake is on every message's path that wakes a blocked receiver. */
+static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
   skn_worker *w = u->worker;
   if (w == tls_worker) {
     ready_push(w, u);
