@@ -1,6 +1,6 @@
-/* Communicator management: dup, split, free, compare, names. New communicators are
- * agreed on through the parent's collective slots: one member creates the shared part
- * (fresh context id, member list) and the others pick it up. */
+/* Communicator management: dup, split, free, compare, names, intercommunicators:
+ * argument checks and handles. How the members agree on a new communicator is the
+ * core's (core/agree.c, collective.h "agreement"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,48 +19,13 @@ static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, 
   return MPI_SUCCESS;
 }
 
-typedef struct member_key {
-  int key, rank;
-} member_key;
-
-static int by_key(const void *x, const void *y) {
-  const member_key *a = x, *b = y;
-  return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->rank - b->rank);
-}
-
 /* The topology of a dup is the parent's, shared (immutable). */
 static skn_topo *dup_topo(void *parent_topo, int holders) { return skn_topo_ref(parent_topo, holders); }
 
-static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank);
-static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int color, int key);
-static int side_rank_of(const skn_comm *side, const skn_rank *me);
-
-static skn_comm *dup_shared(skn_rank *me, skn_comm *c, int rank) {
-  int new_rank = rank;
-  if (skn_comm_is_inter(c) && skn_job_g.nprocs > 1) return inter_dup_procs(me, c, rank);
-  if (c->x) return skn_comm_span_split(me, c, rank, 0, rank, &new_rank, c->topo ? dup_topo : NULL, c->topo);
-  /* Both groups of an intercommunicator agree through its bridge; the creator (bridge
-   * rank 0) is in side 0, and side 1's members take the new side 0's `other`. */
-  bool inter = skn_comm_is_inter(c);
-  skn_comm *sync = inter ? c->bridge : c;
-  int sync_rank = inter ? c->bridge_off + rank : rank;
-  skn_coll_args a = {0};
-  if (sync_rank == 0) {
-    skn_comm *created = inter ? skn_intercomm_create(c->size, c->members, c->rsize, c->rmembers)
-                              : skn_comm_create(c->size, c->members);
-    if (created && c->topo) created->topo = skn_topo_ref(c->topo, c->size); /* immutable: shared */
-    a.result = created;
-  }
-  skn_coll_publish(sync, sync_rank, &a);
-  skn_comm *nc = sync->slots[0]->result;
-  if (nc && inter && c->bridge_off != 0) nc = nc->other;
-  skn_coll_barrier(me, sync);
-  return nc;
-}
-
 int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
   int rank = v->rank, errh = v->errhandler;
-  skn_comm *nc = dup_shared(me, v->comm, rank);
+  skn_comm *c = v->comm;
+  skn_comm *nc = skn_comm_dup_shared(me, c, rank, c->topo ? dup_topo : NULL, c->topo);
   int rc = add_view(me, fn, comm, nc, rank, errh, newcomm);
   if (rc != MPI_SUCCESS) return rc;
   /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
@@ -151,80 +116,21 @@ SKN_WEAK_ALIAS(Comm_idup_with_info);
 SKN_WEAK_ALIAS(Comm_dup_with_info);
 
 
-/* Members of `color` among sync's members [lo, lo + n), ordered by (key, old rank), into
- * mk; returns how many. */
-static int select_color(const skn_comm *sync, int lo, int n, int color, member_key *mk) {
-  int m = 0;
-  for (int j = lo; j < lo + n; j++)
-    if (sync->slots[j]->color == color) mk[m++] = (member_key){sync->slots[j]->key, j};
-  qsort(mk, (size_t)m, sizeof *mk, by_key);
-  return m;
-}
-
-/* Comm_split, and Comm_create on an intercommunicator. On an intercommunicator both
- * groups agree through the bridge: a color forms a new intercommunicator of its members
- * in each group (MPI_COMM_NULL when one group has none), created by its first member in
- * side 0. */
+/* Comm_split, and Comm_create on an intercommunicator. */
 static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
                      MPI_Comm *newcomm) {
-  skn_comm *c = v->comm;
-  bool inter = skn_comm_is_inter(c);
-  skn_comm *sync = inter ? c->bridge : c;
-  int rank = v->rank, errh = v->errhandler, n = sync->size, my_s = c->bridge_off + rank;
-  skn_coll_args a = {.color = color, .key = key};
+  int errh = v->errhandler, new_rank;
+  bool nomem;
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  if (inter && skn_job_g.nprocs > 1) {
-    skn_comm *side = inter_split_procs(me, c, rank, color, key);
-    skn_api_leave(me);
-    if (!side) {
-      *newcomm = MPI_COMM_NULL;
-      if (color == MPI_UNDEFINED) return MPI_SUCCESS;
-    }
-    return color == MPI_UNDEFINED ? MPI_SUCCESS : add_view(me, fn, comm, side, side_rank_of(side, me), errh, newcomm);
-  }
-  if (c->x) {
-    int new_rank = -1;
-    skn_comm *nc = skn_comm_span_split(me, c, rank, color, key, &new_rank, NULL, NULL);
-    skn_api_leave(me);
-    if (color == MPI_UNDEFINED) {
-      *newcomm = MPI_COMM_NULL;
-      return MPI_SUCCESS;
-    }
-    return add_view(me, fn, comm, nc, new_rank, errh, newcomm);
-  }
-  skn_coll_publish(sync, my_s, &a);
-  member_key *mk = malloc(sizeof *mk * (size_t)n);
-  skn_rank **members = malloc(sizeof *members * (size_t)n);
-  int m = 0, mr = 0, my_new = -1;
-  bool ok = mk && members;
-  if (ok && color != MPI_UNDEFINED) {
-    m = select_color(sync, c->bridge_off, c->size, color, mk);
-    if (inter) mr = select_color(sync, c->remote_off, c->rsize, color, mk + m);
-    for (int i = 0; i < m + mr; i++) members[i] = sync->members[mk[i].rank];
-    for (int i = 0; i < m; i++)
-      if (mk[i].rank == my_s) my_new = i;
-    if (my_new == 0 && !inter) a.result = skn_comm_create(m, members);
-    if (my_new == 0 && inter && mr > 0 && c->bridge_off == 0)
-      a.result = skn_intercomm_create(m, members, mr, members + m);
-  }
-  skn_coll_barrier(me, sync); /* creators have created theirs */
-  skn_comm *nc = NULL;
-  if (ok && color != MPI_UNDEFINED && (!inter || mr > 0)) {
-    int creator = !inter || c->bridge_off == 0 ? mk[0].rank : mk[m].rank;
-    nc = sync->slots[creator]->result;
-    if (nc && inter && c->bridge_off != 0) nc = nc->other;
-  }
-  skn_coll_barrier(me, sync); /* nobody reads the slots any more */
+  skn_comm *nc = skn_comm_split_agree(me, v->comm, v->rank, color, key, &new_rank, &nomem);
   skn_api_leave(me);
-  free(mk);
-  free(members);
-  if (color == MPI_UNDEFINED || (inter && mr == 0)) {
+  if (nomem) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!nc) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  if (!ok) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-  return add_view(me, fn, comm, nc, my_new, errh, newcomm);
+  return add_view(me, fn, comm, nc, new_rank, errh, newcomm);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
@@ -412,15 +318,14 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     return split_now(me, fn, comm, v, color, my, newcomm);
   }
   skn_api_coll_order(me, v);
-  /* As in split: the group's rank 0 creates the communicator and the other members read
-   * it from that rank's slot, so disjoint groups given by different ranks work too. */
-  skn_coll_args a = {0};
-  if (my == 0) a.result = skn_comm_create(g->size, members);
+  /* The group's rank 0 creates the communicator and the other members take it from
+   * that rank, so disjoint groups given by different ranks work too. */
+  skn_comm *made = my == 0 ? skn_comm_create(g->size, members) : NULL;
   free(members);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  skn_coll_publish(c, rank, &a);
-  skn_comm *nc = my >= 0 ? c->slots[leader]->result : NULL;
-  skn_coll_barrier(me, c);
+  int err = 0;
+  skn_comm *nc = skn_comm_from_leader(me, c, rank, leader, made, &err);
+  if (my < 0) nc = NULL; /* another group's */
   skn_api_leave(me);
   if (my < 0) {
     *newcomm = MPI_COMM_NULL;
@@ -431,7 +336,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 SKN_WEAK_ALIAS(Comm_create);
 
 /* Only the group's members call it: they agree through a process-wide rendezvous
- * (group.c), never through the parent's slots or barrier. */
+ * (core/agree.c), never through the parent's slots or barrier. */
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
   static const char fn[] = "MPI_Comm_create_group";
   skn_rank *me = skn_api_self(fn);
@@ -456,21 +361,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     return rc;
   }
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
-  /* Members in several processes: the group's rank 0 picks the context id and tells the
-   * others over the parent's collective context, under a tag of their own. */
-  int new_ctx = -1;
-  bool spans = false;
-  for (int i = 0; i < n; i++) spans |= skn_rank_is_remote(members[i]);
-  if (spans) {
-    const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
-    if (my == 0) {
-      new_ctx = skn_cid_alloc();
-      for (int i = 1; i < n; i++) skn_xcoll_send(c, v->rank, cranks[i], -2 - tag, &new_ctx, 1, int_t);
-    } else {
-      skn_xcoll_recv(c, cranks[0], -2 - tag, &new_ctx, 1, int_t);
-    }
-  }
-  skn_comm *nc = skn_group_rendezvous(me, c->ctx, tag, n, members, g->wranks, my, new_ctx, NULL, NULL);
+  skn_comm *nc = skn_comm_group_agree(c, v->rank, tag, n, members, g->wranks, cranks, my);
   skn_api_leave(me);
   free(members);
   free(cranks);
@@ -547,56 +438,23 @@ static skn_comm *leaders_agree(skn_rank *me, const char *fn, skn_comm *local, MP
 }
 
 /* ---- intercommunicators in jobs of several processes
- * Nothing can be handed over by pointer: the groups are world-rank lists, the context ids
- * are offered by one leader, and each process builds its own copy of the pair of sides
- * and their bridge, through the process-wide rendezvous of api/group.c (its first member
- * of either group creates it). */
+ * Nothing can be handed over by pointer: the leaders swap cards (context id offers,
+ * member lists as world ranks) over peer_comm, and each process builds its own copy
+ * (core/agree.c). */
 
-typedef struct inter_spec {
-  int na, nb;             /* side 0 and side 1 sizes */
-  skn_rank **members;     /* side 0 then side 1 */
-  int ctx, bridge_ctx;
-} inter_spec;
-
-static skn_comm *create_inter(void *arg) {
-  const inter_spec *sp = arg;
-  return skn_intercomm_create_ctx(sp->na, sp->members, sp->nb, sp->members + sp->na, sp->ctx, sp->bridge_ctx);
-}
-
-/* This process's copy of the intercommunicator of `sp`; `my` is the caller's index in
- * sp->members. Returns the caller's side, or NULL when out of memory. A side-1 member
- * reads side 0's `other`: callers keep everyone in the call (a bridge barrier) until all
- * have, since side 0 goes away when its last member here frees it. */
-static skn_comm *inter_build(skn_rank *me, inter_spec *sp, int my) {
-  int n = sp->na + sp->nb;
-  int *wranks = malloc(sizeof(int) * (size_t)n);
-  if (!wranks) skn_fatal("rank %d: out of memory creating an intercommunicator", me->world_rank);
-  for (int i = 0; i < n; i++) wranks[i] = sp->members[i]->world_rank;
-  skn_comm *s0 = skn_group_rendezvous(me, sp->ctx, -1, n, sp->members, wranks, my, -1, create_inter, sp);
-  free(wranks);
-  return s0 && my >= sp->na ? s0->other : s0;
-}
-
-static void bcast_ints(skn_rank *me, skn_comm *c, int rank, int root, int *buf, int n) {
-  skn_coll_args a = {.rbuf = buf, .rcount = (size_t)n, .rt = skn_api_dtype(me, MPI_INT), .root = root};
-  c->coll->bcast(c, rank, &a);
-}
-
-enum { LC_ERR, LC_RSIZE, LC_SIDE0, LC_CTX, LC_BCTX, LC_N };
-
-/* The leaders' part: swap cards and member lists over peer_comm. Fills info (LC_*) and
+/* The leaders' part: swap cards and member lists over peer_comm. Fills the card and
  * *remote (the remote group's world ranks, malloc'ed). */
 static void leaders_swap(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm peer_comm, int remote_leader, int tag,
-                         int info[LC_N], int **remote) {
+                         skn_leader_card *info, int **remote) {
   skn_comm_view *pv = skn_api_comm(me, peer_comm);
   if (!pv) {
-    info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_COMM, fn, "peer_comm=%#x is not a valid communicator",
-                                 (unsigned)peer_comm);
+    info->err = skn_api_error(me, peer_comm, MPI_ERR_COMM, fn, "peer_comm=%#x is not a valid communicator",
+                              (unsigned)peer_comm);
     return;
   }
   if (remote_leader < 0 || remote_leader >= pv->comm->rsize) {
-    info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_RANK, fn, "remote_leader=%d (peer_comm size %d)",
-                                 remote_leader, pv->comm->rsize);
+    info->err = skn_api_error(me, peer_comm, MPI_ERR_RANK, fn, "remote_leader=%d (peer_comm size %d)",
+                              remote_leader, pv->comm->rsize);
     return;
   }
   /* each leader offers context ids; the lower world rank's are used (its group is side 0) */
@@ -612,14 +470,14 @@ static void leaders_swap(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm
                        peer_comm, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) {
     free(ours);
-    info[LC_ERR] = rc;
+    info->err = rc;
     return;
   }
   bool side0 = me->world_rank < theirs[0];
-  info[LC_RSIZE] = theirs[1];
-  info[LC_SIDE0] = side0;
-  info[LC_CTX] = side0 ? mine[2] : theirs[2];
-  info[LC_BCTX] = side0 ? mine[3] : theirs[3];
+  info->rsize = theirs[1];
+  info->side0 = side0;
+  info->ctx = side0 ? mine[2] : theirs[2];
+  info->bridge_ctx = side0 ? mine[3] : theirs[3];
   bool *in_ours = calloc((size_t)skn_job_g.size, sizeof *in_ours);
   if (!in_ours) skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
   for (int i = 0; i < local->size; i++) in_ours[ours[i]] = true;
@@ -628,113 +486,28 @@ static void leaders_swap(skn_rank *me, const char *fn, skn_comm *local, MPI_Comm
     overlap |= (*remote)[i] < 0 || (*remote)[i] >= skn_job_g.size || in_ours[(*remote)[i]];
   free(in_ours);
   free(ours);
-  if (overlap) info[LC_ERR] = skn_api_error(me, peer_comm, MPI_ERR_ARG, fn, "the two groups overlap");
-}
-
-/* Comm_split of an intercommunicator: every member of both groups learns every (color,
- * key, context id offers) through an allgather on the bridge; a color forms an
- * intercommunicator of its members in each group (none when a group has none), with the
- * offers of its first member in side 0. Returns the caller's side, or NULL. */
-static skn_comm *inter_split_procs(skn_rank *me, skn_comm *c, int rank, int color, int key) {
-  skn_comm *b = c->bridge;
-  int n = b->size, n0 = c->bridge_off == 0 ? c->size : c->rsize, me_b = c->bridge_off + rank;
-  int offer[4] = {color, key, 0, 0};
-  if (color != MPI_UNDEFINED) {
-    offer[2] = skn_cid_alloc();
-    offer[3] = skn_cid_alloc();
-  }
-  int *all = malloc(sizeof(int) * 4 * (size_t)n);
-  member_key *mk = malloc(sizeof *mk * (size_t)n);
-  if (!all || !mk) skn_fatal("rank %d: out of memory splitting an intercommunicator", me->world_rank);
-  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
-  skn_coll_args g = {.sbuf = offer, .scount = 4, .st = int_t, .rbuf = all, .rcount = 4, .rt = int_t};
-  skn_xcoll_allgather(b, me_b, &g);
-  skn_comm *side = NULL;
-  int m0 = 0, m1 = 0;
-  if (color != MPI_UNDEFINED) {
-    for (int j = 0; j < n0; j++)
-      if (all[4 * j] == color) mk[m0++] = (member_key){all[4 * j + 1], j};
-    for (int j = n0; j < n; j++)
-      if (all[4 * j] == color) mk[m0 + m1++] = (member_key){all[4 * j + 1], j};
-    qsort(mk, (size_t)m0, sizeof *mk, by_key);
-    qsort(mk + m0, (size_t)m1, sizeof *mk, by_key);
-  }
-  if (m0 > 0 && m1 > 0) {
-    inter_spec sp = {.na = m0, .nb = m1, .ctx = all[4 * mk[0].rank + 2], .bridge_ctx = all[4 * mk[0].rank + 3]};
-    if (!(sp.members = malloc(sizeof *sp.members * (size_t)(m0 + m1))))
-      skn_fatal("rank %d: out of memory splitting an intercommunicator", me->world_rank);
-    int my = -1;
-    for (int i = 0; i < m0 + m1; i++) {
-      sp.members[i] = b->members[mk[i].rank];
-      if (mk[i].rank == me_b) my = i;
-    }
-    side = inter_build(me, &sp, my);
-    free(sp.members);
-  }
-  skn_coll_barrier(me, b);
-  free(all);
-  free(mk);
-  return side;
-}
-
-/* The caller's rank in (its group of) a communicator it belongs to. */
-static int side_rank_of(const skn_comm *side, const skn_rank *me) {
-  for (int i = 0; i < side->size; i++)
-    if (side->members[i] == me) return i;
-  return -1;
-}
-
-/* Comm_dup of an intercommunicator: bridge rank 0 offers the context ids. */
-static skn_comm *inter_dup_procs(skn_rank *me, skn_comm *c, int rank) {
-  int br = c->bridge_off + rank, ids[2] = {0, 0};
-  if (br == 0) {
-    ids[0] = skn_cid_alloc();
-    ids[1] = skn_cid_alloc();
-  }
-  bcast_ints(me, c->bridge, br, 0, ids, 2);
-  int n0 = c->bridge_off == 0 ? c->size : c->rsize;
-  inter_spec sp = {.na = n0, .nb = c->bridge->size - n0, .members = c->bridge->members, .ctx = ids[0],
-                   .bridge_ctx = ids[1]};
-  skn_comm *side = inter_build(me, &sp, br);
-  skn_coll_barrier(me, c->bridge);
-  return side;
+  if (overlap) info->err = skn_api_error(me, peer_comm, MPI_ERR_ARG, fn, "the two groups overlap");
 }
 
 static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_comm, skn_comm_view *v,
                                   int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                                   MPI_Comm *newintercomm) {
   skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler, info[LC_N] = {0};
+  int rank = v->rank, errh = v->errhandler;
+  skn_leader_card card = {0};
   int *remote = NULL;
   skn_api_coll_order(me, v);
-  if (rank == local_leader) leaders_swap(me, fn, c, peer_comm, remote_leader, tag, info, &remote);
+  if (rank == local_leader) leaders_swap(me, fn, c, peer_comm, remote_leader, tag, &card, &remote);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
-  bcast_ints(me, c, rank, local_leader, info, LC_N);
-  if (info[LC_ERR]) {
-    skn_api_leave(me);
-    free(remote);
-    *newintercomm = MPI_COMM_NULL;
-    if (rank == local_leader) return info[LC_ERR];
-    return skn_api_error(me, local_comm, skn_attr_errclass(info[LC_ERR]), fn,
-                         "the local leader (rank %d) could not create the intercommunicator", local_leader);
-  }
-  int nr = info[LC_RSIZE];
-  if (rank != local_leader && !(remote = malloc(sizeof(int) * (size_t)(nr ? nr : 1))))
-    skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
-  bcast_ints(me, c, rank, local_leader, remote, nr);
-  bool side0 = info[LC_SIDE0];
-  inter_spec sp = {.na = side0 ? c->size : nr, .nb = side0 ? nr : c->size, .ctx = info[LC_CTX],
-                   .bridge_ctx = info[LC_BCTX]};
-  if (!(sp.members = malloc(sizeof *sp.members * (size_t)(c->size + nr))))
-    skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
-  skn_rank **ours = sp.members + (side0 ? 0 : nr), **theirs = sp.members + (side0 ? c->size : 0);
-  for (int i = 0; i < c->size; i++) ours[i] = c->members[i];
-  for (int i = 0; i < nr; i++) theirs[i] = skn_job_g.ranks[remote[i]];
-  skn_comm *side = inter_build(me, &sp, (side0 ? 0 : nr) + rank);
-  if (side) skn_coll_barrier(me, side->bridge);
+  skn_comm *side = skn_intercomm_span_join(me, c, rank, local_leader, &card, remote);
   skn_api_leave(me);
   free(remote);
-  free(sp.members);
+  if (card.err) {
+    *newintercomm = MPI_COMM_NULL;
+    if (rank == local_leader) return card.err;
+    return skn_api_error(me, local_comm, skn_attr_errclass(card.err), fn,
+                         "the local leader (rank %d) could not create the intercommunicator", local_leader);
+  }
   return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
 }
 
@@ -758,13 +531,10 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
   skn_api_coll_order(me, v);
   /* The leader reports its own errors; the others learn the error class from its slot, so
    * nobody waits for a leader that gave up. */
-  skn_coll_args a = {0};
-  if (rank == local_leader) a.result = leaders_agree(me, fn, c, peer_comm, remote_leader, tag, &a.color);
+  int err = 0;
+  skn_comm *made = rank == local_leader ? leaders_agree(me, fn, c, peer_comm, remote_leader, tag, &err) : NULL;
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, tag);
-  skn_coll_publish(c, rank, &a);
-  skn_comm *side = c->slots[local_leader]->result;
-  int err = c->slots[local_leader]->color;
-  skn_coll_barrier(me, c);
+  skn_comm *side = skn_comm_from_leader(me, c, rank, local_leader, made, &err);
   skn_api_leave(me);
   if (!side) {
     *newintercomm = MPI_COMM_NULL;
@@ -776,33 +546,6 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 }
 SKN_WEAK_ALIAS(Intercomm_create);
 
-/* Intercomm_merge when the groups span processes: every member learns every `high` flag
- * through an allgather on the bridge, then a split of the bridge orders the groups. */
-static int merge_procs(skn_rank *me, const char *fn, MPI_Comm intercomm, skn_comm_view *v, int high,
-                       MPI_Comm *newintracomm) {
-  skn_comm *c = v->comm, *bridge = c->bridge;
-  int rank = v->rank, me_b = c->bridge_off + rank, n = bridge->size;
-  int n0 = c->bridge_off == 0 ? c->size : c->rsize, new_rank = -1;
-  int *highs = malloc(sizeof(int) * (size_t)n);
-  if (!highs) skn_fatal("rank %d: %s: out of memory", me->world_rank, fn);
-  const skn_dtype *int_t = skn_api_dtype(me, MPI_INT);
-  skn_coll_args g = {.sbuf = &high, .scount = 1, .st = int_t, .rbuf = highs, .rcount = 1, .rt = int_t};
-  skn_xcoll_allgather(bridge, me_b, &g);
-  int h0 = highs[0], h1 = highs[n0];
-  bool consistent = true;
-  for (int i = 0; i < n; i++) consistent &= highs[i] == (i < n0 ? h0 : h1);
-  free(highs);
-  bool side0_first = h0 == h1 || !h0; /* the low group first; side 0 first on a tie */
-  int key = side0_first ? me_b : me_b >= n0 ? me_b - n0 : (n - n0) + me_b;
-  skn_comm *nc = skn_comm_span_split(me, bridge, me_b, consistent ? 0 : MPI_UNDEFINED, key, &new_rank, NULL, NULL);
-  skn_api_leave(me);
-  if (!consistent) {
-    *newintracomm = MPI_COMM_NULL;
-    return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "the members of one group passed different values of high");
-  }
-  return add_view(me, fn, intercomm, nc, new_rank, v->errhandler, newintracomm);
-}
-
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
   static const char fn[] = "MPI_Intercomm_merge";
   skn_rank *me = skn_api_self(fn);
@@ -810,41 +553,16 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
   if (!v) return comm_error(me, intercomm, fn);
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, intercomm, MPI_ERR_COMM, fn, "not an intercommunicator");
   if (!newintracomm) return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "newintracomm=NULL");
-  skn_comm *c = v->comm, *bridge = c->bridge;
-  int rank = v->rank, errh = v->errhandler, me_b = c->bridge_off + rank;
-  int n0 = c->bridge_off == 0 ? c->size : c->rsize, n = bridge->size;
+  int errh = v->errhandler, new_rank = -1;
+  bool consistent;
   skn_api_coll_order(me, v);
-  skn_coll_args a = {.color = high != 0};
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  if (bridge->x) return merge_procs(me, fn, intercomm, v, high != 0, newintracomm);
-  skn_coll_publish(bridge, me_b, &a);
-  /* Every member sees every flag, so all agree on the order and on any error. */
-  int h0 = bridge->slots[0]->color, h1 = bridge->slots[n0]->color;
-  bool consistent = true;
-  for (int i = 0; i < n; i++) consistent &= bridge->slots[i]->color == (i < n0 ? h0 : h1);
-  bool side0_first = h0 == h1 || !h0; /* the low group first; side 0 first on a tie */
-  if (me_b == 0 && consistent) {
-    skn_rank **m = malloc(sizeof *m * (size_t)n);
-    if (m) {
-      int k = 0;
-      for (int pass = 0; pass < 2; pass++) {
-        bool take_side0 = (pass == 0) == side0_first;
-        for (int i = take_side0 ? 0 : n0; i < (take_side0 ? n0 : n); i++) m[k++] = bridge->members[i];
-      }
-      a.result = skn_comm_create(n, m);
-      free(m);
-    }
-  }
-  skn_coll_barrier(me, bridge); /* the merged communicator exists */
-  skn_comm *nc = bridge->slots[0]->result;
-  skn_coll_barrier(me, bridge); /* slot 0 is no longer read */
+  skn_comm *nc = skn_intercomm_merge(me, v->comm, v->rank, high != 0, &new_rank, &consistent);
   skn_api_leave(me);
   if (!consistent) {
     *newintracomm = MPI_COMM_NULL;
     return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "the members of one group passed different values of high");
   }
-  bool mine_first = (c->bridge_off == 0) == side0_first;
-  int new_rank = mine_first ? rank : c->rsize + rank;
   return add_view(me, fn, intercomm, nc, new_rank, errh, newintracomm);
 }
 SKN_WEAK_ALIAS(Intercomm_merge);

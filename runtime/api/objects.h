@@ -55,18 +55,6 @@ SKN_INTERNAL const skn_group *skn_api_group(skn_rank *me, MPI_Group h);
 SKN_INTERNAL int skn_api_members_group(skn_rank *me, const char *fn, int n, skn_rank *const *members,
                                        MPI_Group *group);
 
-/* Comm_create_group's agreement without the parent's barrier: the group's first member
- * in this process creates this process's copy of the communicator (context id new_ctx,
- * or a fresh one when new_ctx < 0) and hands it to the others here through a
- * process-wide table keyed by (parent context, tag, member list); the others wait through
- * the scheduler. `members` are the group's ranks in group order; `my` is the caller's
- * group rank. `create`, when given, makes the communicator instead (an intercommunicator:
- * then `members` lists both groups). Returns the new communicator, or NULL when it could
- * not be created. */
-SKN_INTERNAL skn_comm *skn_group_rendezvous(skn_rank *me, int ctx, int tag, int n, skn_rank *const *members,
-                                            const int *wranks, int my, int new_ctx,
-                                            skn_comm *(*create)(void *arg), void *arg);
-
 /* ---------------------------------------------------------------- topologies */
 
 typedef struct skn_topo {

@@ -5,19 +5,14 @@
  * the others, so every later query reads it without locks. It counts the views that use
  * it (objects.h); MPI_Comm_dup adds the new views, MPI_Comm_free drops one.
  *
- * Neighbourhood collectives use the communicator's collective slots like the other
- * collectives (core/coll_local.c), not point-to-point messages: every member publishes its
- * arguments, then each member pulls every in-neighbour's block straight from that
- * neighbour's send buffer into its own receive buffer (one copy, no envelope, no
- * request, no tag space to reserve), and a last barrier keeps the send buffers alive
- * until everyone has read them. Which out-block of the source feeds which in-block is
- * precomputed once per topology (skn_topo.in_match; k-th edge j->i matches the k-th
+ * Neighbourhood collectives: this file turns the topology into the caller's edges
+ * (skn_nbrs: which out-block of which member feeds each in-block, and where each
+ * out-block goes) and checks the arguments; the data movement is the core's
+ * (core/coll_neighbor.c), through the communicator's collective table, blocking or queued
+ * on the nonblocking-collective engine. Which out-block of the source feeds which in-block
+ * is precomputed once per topology (skn_topo.in_match; k-th edge j->i matches the k-th
  * occurrence of j among i's sources), or computed from the coordinates for Cartesian
- * topologies (block 2d receives what the neighbour in the negative direction of
- * dimension d sends in its block 2d+1, and vice versa, as MPI-4 specifies for
- * periodic dimensions of size 1 or 2). The price is a barrier over the whole
- * communicator instead of a synchronization with the neighbours only: fine for the
- * in-process case, where a barrier costs about as much as a message. */
+ * topologies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -999,7 +994,10 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
 }
 SKN_WEAK_ALIAS(Topo_test);
 
-/* ------------------------------------------------------------------ neighbourhood collectives */
+/* ------------------------------------------------------------------ neighbourhood collectives
+ * The topology gives the caller's edges (skn_nbrs); the core moves the data
+ * (core/coll_neighbor.c, the communicator's neighbor_* slots), blocking or queued on the
+ * nonblocking-collective engine like the other collectives. */
 
 static int in_degree(const skn_topo *t, int rank) {
   return t->kind == MPI_CART ? 2 * t->ndims : t->in_off[rank + 1] - t->in_off[rank];
@@ -1009,7 +1007,9 @@ static int out_degree(const skn_topo *t, int rank) {
 }
 
 /* In-neighbour k of rank: its rank (negative: none) and the index of its out-block
- * that feeds block k. */
+ * that feeds block k. For Cartesian topologies block 2d receives what the neighbour in
+ * the negative direction of dimension d sends in its block 2d+1, and vice versa (as
+ * MPI-4 specifies for periodic dimensions of size 1 or 2). */
 static int in_source(const skn_topo *t, int rank, int k, int *m) {
   if (t->kind == MPI_CART) {
     int d = k / 2, s = k % 2;
@@ -1021,123 +1021,62 @@ static int in_source(const skn_topo *t, int rank, int k, int *m) {
   return *m < 0 ? -1 : t->in[e];
 }
 
-enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW };
-
-/* What a member publishes: the common arguments plus the byte displacements of the w
- * variant. The slot holds &nb_args.a. */
-typedef struct nb_args {
-  skn_coll_args a;
-  const MPI_Aint *sdw, *rdw;
-} nb_args;
-
-static inline char *at_elems(const void *buf, long long n, const skn_dtype *t) {
-  return (char *)(uintptr_t)buf + (ptrdiff_t)n * t->extent;
-}
-
-/* Out-block m of member s (what it sends to its m-th out-neighbour). */
-static const void *send_block(int kind, const nb_args *s, int m, size_t *cnt, const skn_dtype **t) {
-  const skn_coll_args *sa = &s->a;
-  *t = sa->st;
-  switch (kind) {
-  case NB_ALLGATHER:
-  case NB_ALLGATHERV:
-    *cnt = sa->scount;
-    return sa->sbuf;
-  case NB_ALLTOALL:
-    *cnt = sa->scount;
-    return at_elems(sa->sbuf, (long long)m * (long long)sa->scount, sa->st);
-  case NB_ALLTOALLV:
-    *cnt = (size_t)sa->scounts[m];
-    return at_elems(sa->sbuf, sa->sdispls[m], sa->st);
-  default:
-    *t = sa->sts[m];
-    *cnt = (size_t)sa->scounts[m];
-    return (const char *)sa->sbuf + s->sdw[m];
-  }
-}
-
-/* In-block k of member `my` (where its k-th in-neighbour's data goes). */
-static void *recv_block(int kind, const nb_args *my, int k, size_t *cnt, const skn_dtype **t) {
-  const skn_coll_args *a = &my->a;
-  *t = a->rt;
-  switch (kind) {
-  case NB_ALLGATHER:
-  case NB_ALLTOALL:
-    *cnt = a->rcount;
-    return at_elems(a->rbuf, (long long)k * (long long)a->rcount, a->rt);
-  case NB_ALLGATHERV:
-  case NB_ALLTOALLV:
-    *cnt = (size_t)a->rcounts[k];
-    return at_elems(a->rbuf, a->rdispls[k], a->rt);
-  default:
-    *t = a->rts[k];
-    *cnt = (size_t)a->rcounts[k];
-    return (char *)a->rbuf + my->rdw[k];
-  }
-}
-
 /* The out-neighbour of rank behind its out-block k (negative: none). */
 static int out_target(const skn_topo *t, int rank, int k) {
   if (t->kind == MPI_CART) return cart_neighbor(t, rank, k / 2, k % 2 ? 1 : -1);
   return t->out[t->out_off[rank] + k];
 }
 
-/* Across processes: a message per edge over the collective context, tagged with the
- * sender's out-block index, which tells apart several edges between one pair. */
-static void nb_run_spanning(tctx *x, int kind, nb_args *my) {
-  skn_comm *c = x->v->comm;
+/* What one call owns until it completes: the caller's edges and, for the w variants,
+ * the datatypes of its blocks (`types`: outdeg send types, then indeg receive types;
+ * the edge arrays follow them). One allocation, freed by the collective's end. */
+typedef struct nb_call {
+  skn_nbrs nbrs;
+  const skn_dtype *types[];
+} nb_call;
+
+static nb_call *nb_call_new(const tctx *x, bool typed) {
   const skn_topo *t = x->t;
   int rank = x->v->rank, indeg = in_degree(t, rank), outdeg = out_degree(t, rank);
-  skn_req *r = skn_xcoll_reqs(indeg);
-  bool *posted = calloc((size_t)(indeg ? indeg : 1), sizeof(bool));
-  if (!posted) skn_fatal("rank %d: %s: out of memory for %d receives", x->me->world_rank, x->fn, indeg);
-  size_t cnt;
-  const skn_dtype *bt;
-  for (int k = 0; k < indeg; k++) {
-    int m, j = in_source(t, rank, k, &m);
-    if (j < 0) continue;
-    void *dst = recv_block(kind, my, k, &cnt, &bt);
-    skn_xcoll_recv_post(&r[k], c, j, SKN_XTAG_NEIGHBOR + m, dst, cnt, bt);
-    posted[k] = true;
-  }
-  for (int k = 0; k < outdeg; k++) {
-    int d = out_target(t, rank, k);
-    if (d < 0) continue;
-    const void *src = send_block(kind, my, k, &cnt, &bt);
-    skn_xcoll_send(c, rank, d, SKN_XTAG_NEIGHBOR + k, src, cnt, bt);
-  }
-  for (int k = 0; k < indeg; k++)
-    if (posted[k]) skn_req_wait(&r[k]);
-  free(r);
-  free(posted);
+  size_t ntypes = typed ? (size_t)(indeg + outdeg) : 0;
+  nb_call *n = malloc(sizeof *n + sizeof(n->types[0]) * ntypes + sizeof(int) * (size_t)(2 * indeg + outdeg));
+  if (!n) return NULL;
+  int *src = (int *)(n->types + ntypes), *src_block = src + indeg, *dst = src_block + indeg;
+  for (int k = 0; k < indeg; k++) src[k] = in_source(t, rank, k, &src_block[k]);
+  for (int k = 0; k < outdeg; k++) dst[k] = out_target(t, rank, k);
+  n->nbrs = (skn_nbrs){.indeg = indeg, .outdeg = outdeg, .src = src, .src_block = src_block, .dst = dst};
+  return n;
 }
 
-static void nb_run(tctx *x, int kind, nb_args *my) {
-  skn_comm *c = x->v->comm;
-  const skn_topo *t = x->t;
-  int rank = x->v->rank, indeg = in_degree(t, rank);
-  skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */
-  skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
-  if (c->x) {
-    nb_run_spanning(x, kind, my);
+/* Runs the slot now (req NULL: after this rank's pending nonblocking collectives on the
+ * communicator) or queues it; `n` is freed when it has run. */
+static int nb_dispatch(tctx *x, skn_coll_fn run, skn_coll_args *a, nb_call *n, MPI_Request *req) {
+  a->nbrs = &n->nbrs;
+  if (!req) {
+    skn_api_coll_order(x->me, x->v);
+    skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    skn_status st = run(x->v->comm, x->v->rank, a);
     skn_api_leave(x->me);
-    return;
+    free(n);
+    return st == SKN_OK ? MPI_SUCCESS : skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory");
   }
-  skn_coll_publish(c, rank, &my->a);
-  for (int k = 0; k < indeg; k++) {
-    int m, j = in_source(t, rank, k, &m);
-    if (j < 0) continue;
-    size_t scnt, dcnt;
-    const skn_dtype *st, *rt;
-    const void *src = send_block(kind, (const nb_args *)c->slots[j], m, &scnt, &st);
-    void *dst = recv_block(kind, my, k, &dcnt, &rt);
-    if (scnt && dcnt) skn_dt_copy(dst, dcnt, rt, src, scnt, st);
-  }
-  skn_coll_barrier(x->me, c); /* nobody reads our send buffer any more */
-  skn_api_leave(x->me);
+  skn_req *r = skn_nbc_start(x->me, x->v, x->comm, x->fn, run, a, n, NULL, NULL);
+  if (!r) return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a request");
+  *req = skn_req_handle(r);
+  return MPI_SUCCESS;
 }
 
-static int nb_begin(tctx *x, const char *fn, MPI_Comm comm) { return begin(x, fn, comm, -1); }
+/* Common checks: a topology, no MPI_IN_PLACE, a request pointer for the nonblocking
+ * variants (nonblocking: the caller's req, blocking: NULL). */
+static int nb_begin(tctx *x, const char *fn, MPI_Comm comm, const void *sendbuf, bool nonblocking,
+                    const MPI_Request *req) {
+  int rc = begin(x, fn, comm, -1);
+  if (rc) return rc;
+  if (sendbuf == MPI_IN_PLACE)
+    return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "MPI_IN_PLACE is not allowed here");
+  if (nonblocking && !req) return ARG_ERR(x, "request=NULL");
+  return MPI_SUCCESS;
+}
 
 static int nb_type(tctx *x, const char *what, MPI_Datatype dt, const skn_dtype **t) {
   *t = skn_api_dtype(x->me, dt);
@@ -1157,107 +1096,158 @@ static int nb_counts(tctx *x, const char *what, int n, const int *counts, const 
   return MPI_SUCCESS;
 }
 
-static int nb_sendbuf(tctx *x, const void *buf) {
-  if (buf == MPI_IN_PLACE)
-    return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "MPI_IN_PLACE is not allowed here");
-  return MPI_SUCCESS;
-}
-
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm) {
+/* Neighbor_allgather and Neighbor_alltoall (a2a), blocking (req NULL) or not. */
+static int nb_uniform(const char *fn, bool a2a, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, bool nonblocking,
+                      MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, "MPI_Neighbor_allgather", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
-      (rc = nb_count(&x, "sendcount", sendcount)) || (rc = nb_count(&x, "recvcount", recvcount)) ||
-      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
+  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
+      (rc = nb_count(&x, "recvcount", recvcount)) || (rc = nb_type(&x, "sendtype", sendtype, &st)) ||
+      (rc = nb_type(&x, "recvtype", recvtype, &rt)))
     return rc;
-  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
-                     .rcount = (size_t)recvcount, .rt = rt}};
-  nb_run(&x, NB_ALLGATHER, &a);
-  return MPI_SUCCESS;
+  nb_call *n = nb_call_new(&x, false);
+  if (!n) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  skn_coll_args a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
+                     .rcount = (size_t)recvcount, .rt = rt};
+  const skn_coll_ops *ops = x.v->comm->coll;
+  return nb_dispatch(&x, a2a ? ops->neighbor_alltoall : ops->neighbor_allgather, &a, n, req);
 }
-SKN_WEAK_ALIAS(Neighbor_allgather);
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                             MPI_Comm comm, bool nonblocking, MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, "MPI_Neighbor_allgatherv", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
-      (rc = nb_count(&x, "sendcount", sendcount)) ||
+  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
       (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, displs)) ||
       (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
     return rc;
-  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
-                     .rcounts = recvcounts, .rdispls = displs, .rt = rt}};
-  nb_run(&x, NB_ALLGATHERV, &a);
-  return MPI_SUCCESS;
+  nb_call *n = nb_call_new(&x, false);
+  if (!n) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  skn_coll_args a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
+                     .rcounts = recvcounts, .rdispls = displs, .rt = rt};
+  return nb_dispatch(&x, x.v->comm->coll->neighbor_allgather, &a, n, req);
 }
-SKN_WEAK_ALIAS(Neighbor_allgatherv);
 
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm) {
+static int alltoallv_common(const char *fn, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm, bool nonblocking, MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoall", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
-      (rc = nb_count(&x, "sendcount", sendcount)) || (rc = nb_count(&x, "recvcount", recvcount)) ||
-      (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
-    return rc;
-  nb_args a = {.a = {.sbuf = sendbuf, .scount = (size_t)sendcount, .st = st, .rbuf = recvbuf,
-                     .rcount = (size_t)recvcount, .rt = rt}};
-  nb_run(&x, NB_ALLTOALL, &a);
-  return MPI_SUCCESS;
-}
-SKN_WEAK_ALIAS(Neighbor_alltoall);
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm) {
-  tctx x;
-  const skn_dtype *st, *rt;
-  int rc;
-  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoallv", comm)) || (rc = nb_sendbuf(&x, sendbuf)) ||
+  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) ||
       (rc = nb_counts(&x, "sendcounts", out_degree(x.t, x.v->rank), sendcounts, sdispls)) ||
       (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, rdispls)) ||
       (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
     return rc;
-  nb_args a = {.a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .st = st, .rbuf = recvbuf,
-                     .rcounts = recvcounts, .rdispls = rdispls, .rt = rt}};
-  nb_run(&x, NB_ALLTOALLV, &a);
-  return MPI_SUCCESS;
+  nb_call *n = nb_call_new(&x, false);
+  if (!n) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  skn_coll_args a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .st = st, .rbuf = recvbuf,
+                     .rcounts = recvcounts, .rdispls = rdispls, .rt = rt};
+  return nb_dispatch(&x, x.v->comm->coll->neighbor_alltoall, &a, n, req);
 }
-SKN_WEAK_ALIAS(Neighbor_alltoallv);
 
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+static int alltoallw_common(const char *fn, const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            bool nonblocking, MPI_Request *req) {
   tctx x;
   int rc;
-  if ((rc = nb_begin(&x, "MPI_Neighbor_alltoallw", comm)) || (rc = nb_sendbuf(&x, sendbuf))) return rc;
+  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req))) return rc;
   int outdeg = out_degree(x.t, x.v->rank), indeg = in_degree(x.t, x.v->rank);
   if ((rc = nb_counts(&x, "sendcounts", outdeg, sendcounts, sdispls)) ||
       (rc = nb_counts(&x, "recvcounts", indeg, recvcounts, rdispls)))
     return rc;
   if ((outdeg > 0 && !sendtypes) || (indeg > 0 && !recvtypes)) return ARG_ERR(&x, "sendtypes or recvtypes NULL");
-  const skn_dtype **sts = malloc(sizeof *sts * (size_t)(outdeg + 1)), **rts = malloc(sizeof *rts * (size_t)(indeg + 1));
-  if (!sts || !rts) {
-    free(sts);
-    free(rts);
-    return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory");
-  }
+  nb_call *n = nb_call_new(&x, true);
+  if (!n) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+  const skn_dtype **sts = n->types, **rts = n->types + outdeg;
   for (int i = 0; i < outdeg && rc == MPI_SUCCESS; i++) rc = nb_type(&x, "sendtypes[i]", sendtypes[i], &sts[i]);
   for (int i = 0; i < indeg && rc == MPI_SUCCESS; i++) rc = nb_type(&x, "recvtypes[i]", recvtypes[i], &rts[i]);
-  if (rc == MPI_SUCCESS) {
-    nb_args a = {.a = {.sbuf = sendbuf, .scounts = sendcounts, .sts = sts, .rbuf = recvbuf, .rcounts = recvcounts,
-                       .rts = rts},
-                 .sdw = sdispls,
-                 .rdw = rdispls};
-    nb_run(&x, NB_ALLTOALLW, &a);
+  if (rc != MPI_SUCCESS) {
+    free(n);
+    return rc;
   }
-  free(sts);
-  free(rts);
-  return rc;
+  skn_coll_args a = {.sbuf = sendbuf, .scounts = sendcounts, .sbytes = sdispls, .sts = sts, .rbuf = recvbuf,
+                     .rcounts = recvcounts, .rbytes = rdispls, .rts = rts};
+  return nb_dispatch(&x, x.v->comm->coll->neighbor_alltoall, &a, n, req);
+}
+
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  return nb_uniform("MPI_Neighbor_allgather", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, false, NULL);
+}
+SKN_WEAK_ALIAS(Neighbor_allgather);
+
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return nb_uniform("MPI_Ineighbor_allgather", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, true, request);
+}
+SKN_WEAK_ALIAS(Ineighbor_allgather);
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherv_common("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, comm, false, NULL);
+}
+SKN_WEAK_ALIAS(Neighbor_allgatherv);
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request) {
+  return allgatherv_common("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, comm, true, request);
+}
+SKN_WEAK_ALIAS(Ineighbor_allgatherv);
+
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  return nb_uniform("MPI_Neighbor_alltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    false, NULL);
+}
+SKN_WEAK_ALIAS(Neighbor_alltoall);
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return nb_uniform("MPI_Ineighbor_alltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    true, request);
+}
+SKN_WEAK_ALIAS(Ineighbor_alltoall);
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  return alltoallv_common("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype, comm, false, NULL);
+}
+SKN_WEAK_ALIAS(Neighbor_alltoallv);
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request) {
+  return alltoallv_common("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype, comm, true, request);
+}
+SKN_WEAK_ALIAS(Ineighbor_alltoallv);
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return alltoallw_common("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes, comm, false, NULL);
 }
 SKN_WEAK_ALIAS(Neighbor_alltoallw);
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request *request) {
+  return alltoallw_common("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes, comm, true, request);
+}
+SKN_WEAK_ALIAS(Ineighbor_alltoallw);

@@ -485,4 +485,5 @@ const skn_coll_ops skn_coll_local_ops = {
     .name = "local", .barrier = local_barrier, .bcast = local_bcast, .gather = local_gather,
     .scatter = local_scatter, .allgather = local_allgather, .alltoall = local_alltoall, .reduce = local_reduce,
     .allreduce = local_allreduce, .reduce_scatter = skn_coll_reduce_scatter, .scan = local_scan,
-    .exscan = local_exscan};
+    .exscan = local_exscan, .neighbor_allgather = skn_coll_neighbor_allgather,
+    .neighbor_alltoall = skn_coll_neighbor_alltoall};

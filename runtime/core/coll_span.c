@@ -434,4 +434,5 @@ const skn_coll_ops skn_coll_span_ops = {
     .name = "spanning", .barrier = span_barrier, .bcast = span_bcast, .gather = span_gather,
     .scatter = span_scatter, .allgather = span_allgather, .alltoall = skn_xcoll_alltoall, .reduce = span_reduce,
     .allreduce = span_allreduce, .reduce_scatter = skn_xcoll_reduce_scatter, .scan = span_scan,
-    .exscan = span_exscan};
+    .exscan = span_exscan, .neighbor_allgather = skn_xcoll_neighbor_allgather,
+    .neighbor_alltoall = skn_xcoll_neighbor_alltoall};

@@ -13,7 +13,8 @@
  * The MPI layer checks arguments, fills skn_coll_args and calls c->coll->op(c, rank, &a);
  * the nonblocking variant queues the same slot on the NBC engine (core/nbc.c), so both run
  * one algorithm. A slot returns SKN_ERR_NOMEM when a temporary could not be allocated;
- * NULL slots (scan and exscan of intercommunicators) are refused by the MPI layer. */
+ * NULL slots (scan, exscan and the neighbourhood collectives of intercommunicators,
+ * which carry no topology) are refused by the MPI layer. */
 #ifndef SKN_COLLECTIVE_H
 #define SKN_COLLECTIVE_H
 
@@ -26,6 +27,8 @@ typedef struct skn_coll_ops {
   skn_coll_fn alltoall;                          /* (v, w) */
   skn_coll_fn reduce, allreduce, reduce_scatter; /* reduce_scatter: (block) too */
   skn_coll_fn scan, exscan;
+  skn_coll_fn neighbor_allgather; /* (v); a->nbrs set (see skn_nbrs) */
+  skn_coll_fn neighbor_alltoall;  /* (v, w) */
 } skn_coll_ops;
 
 SKN_INTERNAL extern const skn_coll_ops skn_coll_local_ops, skn_coll_span_ops, skn_coll_inter_ops,
@@ -33,6 +36,25 @@ SKN_INTERNAL extern const skn_coll_ops skn_coll_local_ops, skn_coll_span_ops, sk
 
 /* Sets c->coll from c->x and c->bridge (core/rank.c calls it at each step of creation). */
 SKN_INTERNAL void skn_coll_choose(skn_comm *c);
+
+/* ---------------------------------------------------------------- neighbourhood collectives
+ * (core/coll_neighbor.c) The core moves data along edges; which edges a member has is
+ * the MPI layer's business (virtual topologies), which passes them in skn_coll_args.nbrs.
+ * In-block k of the caller receives out-block src_block[k] of member src[k]; out-block k
+ * goes to member dst[k]; a negative rank (MPI_PROC_NULL) is an edge without a peer, whose
+ * block is left alone. The v variants set scounts/sdispls and rcounts/rdispls (in
+ * elements, indexed by block); the w variants also sts/rts and sbytes/rbytes (byte
+ * displacements) instead of sdispls/rdispls; allgather sends sbuf/scount/st to each
+ * out-neighbour. */
+typedef struct skn_nbrs {
+  int indeg, outdeg;
+  const int *src, *src_block; /* [indeg] */
+  const int *dst;             /* [outdeg] */
+} skn_nbrs;
+SKN_INTERNAL skn_status skn_coll_neighbor_allgather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_coll_neighbor_alltoall(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_xcoll_neighbor_allgather(skn_comm *c, int rank, skn_coll_args *a);
+SKN_INTERNAL skn_status skn_xcoll_neighbor_alltoall(skn_comm *c, int rank, skn_coll_args *a);
 
 /* ---------------------------------------------------------------- construction
  * (core/comm_build.c) Comm_split of a communicator spanning processes. The members
@@ -45,6 +67,61 @@ SKN_INTERNAL void skn_coll_choose(skn_comm *c);
 struct skn_topo;
 SKN_INTERNAL skn_comm *skn_comm_span_split(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
                                            struct skn_topo *(*build)(void *arg, int holders), void *arg);
+
+/* ---------------------------------------------------------------- agreement
+ * (core/agree.c) How the members of a new communicator agree on it. Each is collective
+ * over the communicator named (all its members call it, after their pending nonblocking
+ * collectives on it), except the rendezvous and skn_comm_from_leader's arguments. */
+
+/* Comm_create_group's agreement without the parent's barrier: the group's first member
+ * in this process creates this process's copy of the communicator (context id new_ctx,
+ * or a fresh one when new_ctx < 0) and hands it to the others here through a
+ * process-wide table keyed by (parent context, tag, member list); the others wait through
+ * the scheduler. `members` are the group's ranks in group order (world ranks `wranks`);
+ * `my` is the caller's group rank. `create`, when given, makes the communicator instead
+ * (an intercommunicator: then `members` lists both groups). Returns the new communicator,
+ * or NULL when it could not be created. */
+SKN_INTERNAL skn_comm *skn_comm_rendezvous(int ctx, int tag, int n, skn_rank *const *members, const int *wranks,
+                                           int my, int new_ctx, skn_comm *(*create)(void *arg), void *arg);
+/* Comm_create_group, called by the group's members only: `members` (world ranks
+ * `wranks`, ranks in c `cranks`), the caller being group rank `my`; context ids through c
+ * when the group spans processes, then the rendezvous (tag: the user's). */
+SKN_INTERNAL skn_comm *skn_comm_group_agree(skn_comm *c, int rank, int tag, int n, skn_rank *const *members,
+                                            const int *wranks, const int *cranks, int my);
+/* Within a process: member `leader` of c (negative: none) hands `made` and its error code *err to the
+ * others; every member returns the leader's communicator and sets *err to its code. */
+SKN_INTERNAL skn_comm *skn_comm_from_leader(skn_rank *me, skn_comm *c, int rank, int leader, skn_comm *made,
+                                            int *err);
+/* Comm_dup of any communicator: the new one (the caller keeps its rank; NULL when out of
+ * memory), with the topology `topo` returns (given `holders`, the number of members
+ * here), when given. */
+struct skn_topo;
+SKN_INTERNAL skn_comm *skn_comm_dup_shared(skn_rank *me, skn_comm *c, int rank,
+                                           struct skn_topo *(*topo)(void *arg, int holders), void *arg);
+/* Comm_split of any communicator (on an intercommunicator a color forms an
+ * intercommunicator of its members in each group, none when one group has none). Returns
+ * the caller's new communicator and *new_rank; NULL with *nomem false when the caller
+ * gets none (MPI_UNDEFINED, or an empty remote group), with *nomem true when out of
+ * memory. */
+SKN_INTERNAL skn_comm *skn_comm_split_agree(skn_rank *me, skn_comm *c, int rank, int color, int key, int *new_rank,
+                                            bool *nomem);
+/* Intercomm_merge: the merged intracommunicator (the group with high false first, side 0
+ * first on a tie) and the caller's *new_rank; *consistent false (and NULL) when the
+ * members of one group passed different `high`. NULL otherwise: out of memory. */
+SKN_INTERNAL skn_comm *skn_intercomm_merge(skn_rank *me, skn_comm *c, int rank, bool high, int *new_rank,
+                                           bool *consistent);
+/* Intercomm_create when the groups may live in several processes, after the two leaders
+ * swapped cards (the MPI layer's part, over peer_comm): the leader of c fills the card
+ * and `remote` (the other group's world ranks; others pass NULL); every member of c then
+ * gets its side, or NULL with card->err (the leader's error code) set. */
+typedef struct skn_leader_card {
+  int err;            /* non-zero: the leaders could not agree (an MPI error code) */
+  int rsize;          /* remote group's size */
+  int side0;          /* this group is side 0 */
+  int ctx, bridge_ctx; /* context ids of the new intercommunicator */
+} skn_leader_card;
+SKN_INTERNAL skn_comm *skn_intercomm_span_join(skn_rank *me, skn_comm *c, int rank, int leader, skn_leader_card *card,
+                                               int *remote);
 
 /* ---------------------------------------------------------------- nonblocking collectives
  * (core/nbc.c) One executor unit per (rank, communicator view) runs the view's queue in

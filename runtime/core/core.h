@@ -343,6 +343,8 @@ typedef struct skn_coll_args {
   int color, key;         /* communicator split */
   bool noncommute;        /* user op declared non-commutative */
   void *result;           /* a value one member hands the others (e.g. a new communicator) */
+  const struct skn_nbrs *nbrs;            /* neighbourhood collectives: the caller's edges */
+  const MPI_Aint *sbytes, *rbytes;        /* ... their w variant's byte displacements */
 } skn_coll_args;
 
 /* How a communicator spans processes (set up in core/rank.c, used by core/coll_span.c).

@@ -28,7 +28,9 @@ static void hold_types(skn_nbc *t, bool hold) {
   }
   for (int side = 0; side < 2; side++) {
     const skn_dtype *const *arr = side ? t->a.rts : t->a.sts;
-    for (int i = 0; arr && i < t->comm->rsize; i++) {
+    /* w arrays: a type per (remote) rank, or per edge for neighbourhood collectives */
+    int n = !t->a.nbrs ? t->comm->rsize : side ? t->a.nbrs->indeg : t->a.nbrs->outdeg;
+    for (int i = 0; arr && i < n; i++) {
       if (hold) skn_dt_retain((skn_dtype *)arr[i]);
       else skn_dt_release(me, (skn_dtype *)arr[i]);
     }
