@@ -521,7 +521,8 @@ static void rma_issued(rma_wait *w, int rc, skn_rank *target) {
  * MPICH's ch4:ucx does: it spins on the request polling the transports (the scheduler's
  * poll hook, which counts it as a poller: the progress thread stays out of the way) and
  * yields to the worker's other units whenever they are ready, but never sleeps, which
- * would hand progress to the progress thread's 2-ms turns (8 B put + flush took 4.5 ms).
+ * would hand progress to the progress thread's 2-ms turns. (Over transports that need
+ * the target's progress, the target's side costs more: docs/performance.md.)
  * The module lets one thread progress at a time, so ranks of this process waiting
  * together take turns. req.sync is the callback's last touch of w (pending is not: it
  * completes the request after it), so it is what says that w may go. */
