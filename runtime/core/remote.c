@@ -521,8 +521,25 @@ static void rma_issued(rma_wait *w, int rc, skn_rank *target) {
   atomic_fetch_sub(&w->pending, 1); /* the issuer's own count keeps it above 0 */
 }
 
+/* The origin drives the transport itself while it waits for its own operations, as
+ * MPICH's ch4:ucx does: it spins on the request polling the transports (the scheduler's
+ * poll hook, which counts it as a poller: the progress thread stays out of the way) and
+ * yields to the worker's other units whenever they are ready, but never sleeps, which
+ * would hand progress to the progress thread's 2-ms turns. (Over transports that need
+ * the target's progress, the target's side costs more: docs/performance.md.)
+ * The module lets one thread progress at a time, so ranks of this process waiting
+ * together take turns. req.sync is the callback's last touch of w (pending is not: it
+ * completes the request after it), so it is what says that w may go. */
 static void rma_wait_all(rma_wait *w) {
-  if (atomic_fetch_sub(&w->pending, 1) != 1) skn_req_wait(&w->req);
+  if (atomic_fetch_sub(&w->pending, 1) == 1) return;
+  skn_unit *me = skn_sched_self();
+  if (!me) {
+    skn_req_wait(&w->req);
+    return;
+  }
+  while (!skn_sched_poll_word(me, &w->req.sync, SKN_REQ_DONE))
+    if (!skn_req_done(&w->req)) skn_sched_yield();
+    else break;
 }
 
 /* Calls fn(arg, packed offset, target address, len) for each contiguous piece of the
@@ -610,39 +627,74 @@ static void rma_word(skn_rank *target, const skn_rma_loc *t, char *taddr, int ao
 enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP_LXOR, OP_BXOR, OP_MINLOC,
        OP_MAXLOC, OP_REPLACE, OP_NO_OP };
 
-/* One element: old (if wanted) = *taddr; *taddr = in op *taddr, with UCX's word atomics
- * where the op is one of theirs and a compare-and-swap loop otherwise, which is what the
- * target's own accumulates do on such elements (rma.c): all stay atomic together. */
-static void rma_acc_elem(skn_rank *target, const skn_rma_loc *t, int op, int basic, size_t width, bool integer,
-                         const void *in, void *old, char *taddr) {
-  uint64_t dummy, zero = 0;
-  int aop = -1;
-  if (op == OP_REPLACE) aop = SKN_NET_AOP_SWAP;
-  else if (integer && op == OP_SUM) aop = SKN_NET_AOP_ADD;
-  else if (integer && op == OP_BAND) aop = SKN_NET_AOP_AND;
-  else if (integer && op == OP_BOR) aop = SKN_NET_AOP_OR;
-  else if (integer && op == OP_BXOR) aop = SKN_NET_AOP_XOR;
-  if (op == OP_NO_OP) { /* an atomic read: OR with 0 */
-    if (old) rma_word(target, t, taddr, SKN_NET_AOP_OR, width, &zero, old);
+/* Accumulates in batches: the elements of one call are collected (up to ACC_BATCH at a
+ * time) and their remote atomics issued together, so that a call costs a few round
+ * trips instead of one or two per element. Per element: old (if wanted) = *taddr;
+ * *taddr = in op *taddr, with UCX's word atomics where the op is one of theirs and a
+ * compare-and-swap loop otherwise, which is what the target's own accumulates do on
+ * such elements (rma.c): all stay atomic together. Each round is waited for before the
+ * call returns, which keeps the accumulates of one origin ordered. */
+#define ACC_BATCH 256
+typedef struct acc_batch {
+  skn_rank *target;
+  const skn_rma_loc *t;
+  int op, basic, aop; /* aop: UCX's own op for `op`, or -1 (CAS loop) */
+  size_t width;
+  int n;
+  char *taddr[ACC_BATCH];
+  const char *in[ACC_BATCH]; /* NULL for MPI_NO_OP */
+  char *old[ACC_BATCH];      /* NULL: not wanted */
+  uint64_t cur[ACC_BATCH], nv[ACC_BATCH], cmp[ACC_BATCH];
+} acc_batch;
+
+static void acc_issue(acc_batch *b, rma_wait *w, int k, int aop, const void *operand, void *result) {
+  rma_issuing(w);
+  rma_issued(w, remote_state.net->atomic(b->target->proc, aop, b->width, operand, result, (uintptr_t)b->taddr[k],
+                                         b->t->rkey, rma_op_done, w),
+             b->target);
+}
+
+static void acc_run(acc_batch *b) {
+  static const uint64_t zero = 0;
+  rma_wait w;
+  if (b->op == OP_NO_OP || b->aop >= 0) {
+    /* one round; fetching even when no old value is wanted: the reply says the atomic
+     * is complete at the target */
+    rma_wait_init(&w);
+    for (int k = 0; k < b->n; k++) {
+      void *res = b->old[k] ? (void *)b->old[k] : (void *)&b->cur[k];
+      if (b->op == OP_NO_OP) acc_issue(b, &w, k, SKN_NET_AOP_OR, &zero, res); /* an atomic read */
+      else acc_issue(b, &w, k, b->aop, b->in[k], res);
+    }
+    rma_wait_all(&w);
+    b->n = 0;
     return;
   }
-  if (aop >= 0) {
-    /* fetching even when no old value is wanted: it completes at the target, which keeps
-     * accumulates of one origin ordered */
-    rma_word(target, t, taddr, aop, width, in, old ? old : &dummy);
-    return;
+  rma_wait_init(&w); /* read every element, then CAS them all until each one held */
+  for (int k = 0; k < b->n; k++) acc_issue(b, &w, k, SKN_NET_AOP_OR, &zero, &b->cur[k]);
+  rma_wait_all(&w);
+  for (int left = b->n; left;) {
+    rma_wait_init(&w);
+    for (int k = 0; k < b->n; k++) {
+      if (!b->taddr[k]) continue; /* done */
+      b->nv[k] = b->cur[k];
+      skn_op_apply(b->op, b->basic, b->in[k], &b->nv[k], 1);
+      b->cmp[k] = b->cur[k];
+      acc_issue(b, &w, k, SKN_NET_AOP_CSWAP, &b->nv[k], &b->cmp[k]);
+    }
+    rma_wait_all(&w);
+    for (int k = 0; k < b->n; k++) {
+      if (!b->taddr[k]) continue;
+      if (memcmp(&b->cmp[k], &b->cur[k], b->width) != 0) {
+        b->cur[k] = b->cmp[k]; /* someone changed it meanwhile: again from its value */
+        continue;
+      }
+      if (b->old[k]) memcpy(b->old[k], &b->cur[k], b->width);
+      b->taddr[k] = NULL;
+      left--;
+    }
   }
-  uint64_t cur = 0, nv, cmp;
-  rma_word(target, t, taddr, SKN_NET_AOP_OR, width, &zero, &cur);
-  for (;;) {
-    nv = cur;
-    skn_op_apply(op, basic, in, &nv, 1);
-    cmp = cur;
-    rma_word(target, t, taddr, SKN_NET_AOP_CSWAP, width, &nv, &cmp);
-    if (!memcmp(&cmp, &cur, width)) break;
-    cur = cmp;
-  }
-  if (old) memcpy(old, &cur, width);
+  b->n = 0;
 }
 
 static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int basic, const void *origin,
@@ -673,16 +725,36 @@ static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, in
     old = oldbuf;
   }
   (void)rcount;
+  acc_batch *b = malloc(sizeof *b);
+  if (!b) skn_fatal("out of memory for an accumulate of %zu bytes", total);
+  b->target = target;
+  b->t = t;
+  b->op = op;
+  b->basic = basic;
+  b->width = bs;
+  b->n = 0;
+  b->aop = -1;
+  if (op == OP_REPLACE) b->aop = SKN_NET_AOP_SWAP;
+  else if (integer && op == OP_SUM) b->aop = SKN_NET_AOP_ADD;
+  else if (integer && op == OP_BAND) b->aop = SKN_NET_AOP_AND;
+  else if (integer && op == OP_BOR) b->aop = SKN_NET_AOP_OR;
+  else if (integer && op == OP_BXOR) b->aop = SKN_NET_AOP_XOR;
   size_t s = 0;
   for (size_t i = 0; i < tcount; i++)
-    for (int b = 0; b < (tt->contig ? 1 : tt->nblocks); b++) {
+    for (int k = 0; k < (tt->contig ? 1 : tt->nblocks); k++) {
       char *blk = tt->contig ? t->addr + (ptrdiff_t)i * tt->extent
-                             : t->addr + (ptrdiff_t)i * tt->extent + tt->blocks[b].off;
-      size_t len = tt->contig ? tt->size : tt->blocks[b].len;
-      for (size_t k = 0; k < len; k += bs, s += bs)
-        rma_acc_elem(target, t, op, basic, bs, integer, op == OP_NO_OP ? NULL : in + s, old ? old + s : NULL,
-                     blk + k);
+                             : t->addr + (ptrdiff_t)i * tt->extent + tt->blocks[k].off;
+      size_t len = tt->contig ? tt->size : tt->blocks[k].len;
+      for (size_t e = 0; e < len; e += bs, s += bs) {
+        if (op == OP_NO_OP && !old) continue; /* nothing to read or change */
+        b->taddr[b->n] = blk + e;
+        b->in[b->n] = op == OP_NO_OP ? NULL : in + s;
+        b->old[b->n] = old ? old + s : NULL;
+        if (++b->n == ACC_BATCH) acc_run(b);
+      }
     }
+  if (b->n) acc_run(b);
+  free(b);
   if (oldbuf) skn_dt_unpack(result, rt, oldbuf, total);
   free(inbuf);
   free(oldbuf);

@@ -146,9 +146,12 @@ static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor,
     w->comm = skn_comm_create_ctx(all[0].ctx, n, c->members);
     if (!w->comm) skn_fatal("rank %d: out of memory creating a window of %d members", me->world_rank, n);
     for (int i = 0; i < n; i++) {
-      skn_rank *r = c->members[i];
-      if (!skn_rank_is_remote(r)) continue;
       skn_win_target *ti = &w->t[i];
+      /* the synchronization words of every member, this process's included, are named
+       * by (block address, key): the origin's transport to the member decides how */
+      ti->sync_base = all[i].sync_base;
+      if (c->x->proc_index[i] == c->x->me) continue; /* filled in by the member itself */
+      skn_rank *r = c->members[i];
       ti->base = (char *)(uintptr_t)all[i].base;
       ti->size = (size_t)all[i].size;
       ti->disp_unit = all[i].disp_unit;
@@ -299,16 +302,17 @@ int skn_rma_local_flush(skn_rank *target) {
 /* ------------------------------------------------------------------ spanning windows' synchronization words
  * The words live in the target's process (its window object's block); origins of any
  * process change them with the target transport's atomics, so that local and remote
- * origins agree. Waits poll (a remote change wakes nobody here), yielding to the other
- * units of the worker and progressing the transport between looks. */
+ * origins agree; the member's transport decides how (sync_loc names the word the same
+ * way for every member). Waits on these words poll (a change made from another process
+ * wakes nobody here), yielding to the other units of the worker and progressing the
+ * transport between looks, so no change needs to wake a wait queue. */
 
 enum { DT_INT = 8, DT_UINT64 = 25 };    /* skn_dt_predefined indices of MPI_INT, MPI_UINT64_T */
 enum { ACC_SUM = 3, ACC_REPLACE = 13 }; /* op indices */
 
-/* The word `word` (an address in this process's block) as it is in member i's process. */
+/* The word `word` (an address in this process's block) as it is in member i's process
+ * (for a member of this process: the word itself, with no key). */
 static skn_rma_loc sync_loc(skn_win *w, int i, const void *word) {
-  skn_rank *r = skn_win_member(w, i);
-  if (!skn_rank_is_remote(r)) return (skn_rma_loc){w, (char *)(uintptr_t)word, NULL};
   uintptr_t off = (uintptr_t)word - (uintptr_t)w->t;
   return (skn_rma_loc){w, (char *)(uintptr_t)(w->t[i].sync_base + off), w->t[i].sync_rkey};
 }
@@ -349,7 +353,6 @@ static bool span_try_lock(skn_win *w, int target, bool exclusive) {
   }
   if (!(sync_add(w, target, word, DT_UINT64, ACC_SUM, 1) & SKN_WIN_LOCK_EXCL)) return true;
   sync_add(w, target, word, DT_UINT64, ACC_SUM, (uint64_t)-1);
-  if (!skn_rank_is_remote(r)) skn_rma_wake(&w->t[target].wq);
   return false;
 }
 
@@ -390,7 +393,6 @@ void skn_win_unlock(skn_win *w, int target, bool exclusive) {
     skn_win_flush(w, target); /* the epoch's operations are at the target first */
     sync_add(w, target, &w->t[target].lock, DT_UINT64, exclusive ? ACC_REPLACE : ACC_SUM,
              exclusive ? 0 : (uint64_t)-1);
-    if (!skn_rank_is_remote(skn_win_member(w, target))) skn_rma_wake(&w->t[target].wq);
     return;
   }
   if (exclusive) atomic_store(&w->t[target].lock, 0);
@@ -406,7 +408,6 @@ void skn_win_post(skn_win *w, int me_rank, const int *origins, int n) {
     _Atomic(int) *p = &w->posts[(size_t)o * (size_t)w->size + (size_t)me_rank];
     if (w->span) {
       sync_add(w, o, p, DT_INT, ACC_SUM, 1);
-      if (!skn_rank_is_remote(skn_win_member(w, o))) skn_rma_wake(&w->t[o].wq);
       continue;
     }
     atomic_fetch_add(p, 1);
@@ -443,7 +444,6 @@ void skn_win_complete(skn_win *w, const int *targets, int n) {
     if (w->span) {
       skn_win_flush(w, targets[i]);
       sync_add(w, targets[i], &w->t[targets[i]].completes, DT_INT, ACC_SUM, 1);
-      if (!skn_rank_is_remote(skn_win_member(w, targets[i]))) skn_rma_wake(&w->t[targets[i]].wq);
       continue;
     }
     atomic_fetch_add(&w->t[targets[i]].completes, 1); /* seq_cst: publishes our writes */

@@ -3,7 +3,8 @@
  * mode with put/get/accumulate on contiguous and derived types, a contended
  * Fetch_and_op counter, a compare-and-swap lock, accumulate ordering, accumulates of
  * doubles (compare-and-swap loops at the target) racing with integer ones elsewhere,
- * the error classes, and one-sidedness: the last rank computes without MPI calls while
+ * accumulates of 600 elements per call from every rank at once (batches of remote
+ * atomics), the error classes, and one-sidedness: the last rank computes without MPI calls while
  * the ranks of other processes lock/put/flush/unlock into its window. */
 #define TEST_NAME "rma_span"
 #include "mpitest.h"
@@ -189,6 +190,54 @@ int main(int argc, char **argv) {
         CHECK(o2 == 40, "MAX then NO_OP read %lld", (long long)o2);
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* ---- accumulates of many elements per call (more than one batch of remote atomics),
+     * every rank at once into the last rank: doubles (compare-and-swap loops), int64 sums
+     * and maxima (a loop too) with the old values fetched */
+    enum { NACC = 600, REPS = 3 };
+    double *av;
+    MPI_Win aw;
+    MPI_CHECK(MPI_Win_allocate(3 * NACC * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &av, &aw));
+    int64_t *ai = (int64_t *)(av + NACC), *am = ai + NACC;
+    for (int k = 0; k < NACC; k++) av[k] = 0, ai[k] = 0, am[k] = -1;
+    double *dsrc = malloc(NACC * sizeof(double));
+    int64_t *isrc = malloc(NACC * sizeof(int64_t)), *msrc = malloc(NACC * sizeof(int64_t)),
+            *ires = malloc(NACC * sizeof(int64_t)), *mres = malloc(NACC * sizeof(int64_t));
+    for (int k = 0; k < NACC; k++) dsrc[k] = 0.5 * (k % 7 + 1), isrc[k] = k + 1, msrc[k] = rank * 1000 + k;
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Win_lock_all(0, aw));
+    for (int r = 0; r < REPS; r++) {
+        MPI_CHECK(MPI_Accumulate(dsrc, NACC, MPI_DOUBLE, lt, 0, NACC, MPI_DOUBLE, MPI_SUM, aw));
+        MPI_CHECK(MPI_Get_accumulate(isrc, NACC, MPI_INT64_T, ires, NACC, MPI_INT64_T, lt, NACC, NACC, MPI_INT64_T,
+                                     MPI_SUM, aw));
+        MPI_CHECK(MPI_Get_accumulate(msrc, NACC, MPI_INT64_T, mres, NACC, MPI_INT64_T, lt, 2 * NACC, NACC,
+                                     MPI_INT64_T, MPI_MAX, aw));
+        MPI_CHECK(MPI_Win_flush(lt, aw));
+        int bad = -1;
+        for (int k = 0; k < NACC && bad < 0; k++)
+            if (ires[k] < 0 || ires[k] > (int64_t)(k + 1) * (REPS * size - 1) || ires[k] % (k + 1) ||
+                mres[k] < -1 || mres[k] > (size - 1) * 1000 + k || (mres[k] >= 0 && mres[k] % 1000 != k))
+                bad = k;
+        CHECK(bad < 0, "batched get_accumulate: element %d old sum %lld, old max %lld", bad,
+              (long long)(bad < 0 ? 0 : ires[bad]), (long long)(bad < 0 ? 0 : mres[bad]));
+    }
+    MPI_CHECK(MPI_Win_unlock_all(aw));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == lt) {
+        int bad = -1;
+        for (int k = 0; k < NACC && bad < 0; k++)
+            if (av[k] != 0.5 * (k % 7 + 1) * REPS * size || ai[k] != (int64_t)(k + 1) * REPS * size ||
+                am[k] != (size - 1) * 1000 + k)
+                bad = k;
+        CHECK(bad < 0, "batched accumulates: element %d: double %g, sum %lld, max %lld", bad, bad < 0 ? 0 : av[bad],
+              (long long)(bad < 0 ? 0 : ai[bad]), (long long)(bad < 0 ? 0 : am[bad]));
+    }
+    MPI_CHECK(MPI_Win_free(&aw));
+    free(dsrc);
+    free(isrc);
+    free(msrc);
+    free(ires);
+    free(mres);
 
     /* ---- errors */
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
