@@ -414,6 +414,14 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
 TUResult findGlobals(ASTContext &ctx, const Options &opt) {
   TUResult res;
   Visitor v(ctx, opt, res);
+  // With a PCH of system headers (main.cpp, pch.h), only this unit's own declarations: the
+  // headers hold none of the program's globals, and walking them would load them all.
+  if (ctx.getExternalSource()) {
+    std::vector<Decl *> own;
+    for (Decl *d : ctx.getTranslationUnitDecl()->noload_decls())
+      if (!d->isFromASTFile()) own.push_back(d);
+    ctx.setTraversalScope(own);
+  }
   v.TraverseDecl(ctx.getTranslationUnitDecl());
   v.finish();
   return res;

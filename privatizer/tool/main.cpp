@@ -3,6 +3,7 @@
 //   skein-privatize --report a.c b.c -- <compile flags>     (or -p <build dir>)
 //   skein-privatize a.c -o a.priv.c -- <compile flags>
 #include "finder.h"
+#include "pch.h"
 #include "server.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -10,6 +11,7 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
@@ -95,6 +97,8 @@ class IncludeLog : public PPCallbacks {
 };
 
 int g_failures = 0;
+bool g_began = false;                    // a parse got past loading its PCH
+llvm::raw_ostream *g_err = &llvm::errs();  // the build's messages (held back while a PCH is tried)
 
 // --report over several units: one line per variable (a header's globals are seen by every
 // unit that includes it); a variable refused by any unit is listed as refused only.
@@ -115,7 +119,10 @@ struct ReportLines {
 class Consumer : public ASTConsumer {
  public:
   explicit Consumer(skn::Options &o) : opt(o) {}
-  void Initialize(ASTContext &ctx) override { sm = &ctx.getSourceManager(); }
+  void Initialize(ASTContext &ctx) override {
+    sm = &ctx.getSourceManager();
+    g_began = true;
+  }
   // System headers cannot use the program's globals: their function bodies are not
   // parsed (Sema still parses the bodies it needs: constexpr, deduced return types).
   bool shouldSkipFunctionBody(Decl *d) override { return sm && sm->isInSystemHeader(d->getLocation()); }
@@ -136,7 +143,7 @@ class Consumer : public ASTConsumer {
       if (!ok) g_failures++;
       return;
     }
-    for (const skn::Diag &d : diags) llvm::errs() << d.text << "\n";
+    for (const skn::Diag &d : diags) *g_err << d.text << "\n";
     if (!ok) {
       g_failures++;
       return;
@@ -146,7 +153,7 @@ class Consumer : public ASTConsumer {
       std::error_code ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(dest));
       llvm::raw_fd_ostream hs(dest, ec, llvm::sys::fs::OF_Text);
       if (ec) {
-        llvm::errs() << "skein-privatize: cannot write " << dest << ": " << ec.message() << "\n";
+        *g_err << "skein-privatize: cannot write " << dest << ": " << ec.message() << "\n";
         g_failures++;
         return;
       }
@@ -156,10 +163,13 @@ class Consumer : public ASTConsumer {
       llvm::outs() << out;
       return;
     }
+    // the wrapper names a directory per source and leaves it to us to make (a process less)
     std::error_code ec;
+    StringRef dir = llvm::sys::path::parent_path(Output);
+    if (!dir.empty()) llvm::sys::fs::create_directories(dir);  // a failure shows below
     llvm::raw_fd_ostream os(Output, ec, llvm::sys::fs::OF_Text);
     if (ec) {
-      llvm::errs() << "skein-privatize: cannot write " << Output << ": " << ec.message() << "\n";
+      *g_err << "skein-privatize: cannot write " << Output << ": " << ec.message() << "\n";
       g_failures++;
       return;
     }
@@ -179,6 +189,7 @@ class Action : public ASTFrontendAction {
     opt.headers = !HeaderDir.empty() || Report;
     opt.fcommon = !ci.getCodeGenOpts().NoCommon;
     ci.getFrontendOpts().SkipFunctionBodies = true;  // only where Consumer says so
+    ci.setVerboseOutputStream(*g_err);               // "N errors generated."
     // one unit, then the process ends: no freeing of the AST (as clang -cc1 -disable-free)
     if (!Output.empty()) ci.getFrontendOpts().DisableFree = true;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
@@ -266,22 +277,68 @@ static int toolMain(int argc, const char **argv) {
   int rc = 0;
   for (const std::string &lib : Libs) rc |= skn::reportLibrary(lib);
   if (files.empty()) return rc;
-  ClangTool tool(parser->getCompilations(), files);
-  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-resource-dir=" CLANG_RESOURCE_DIR, ArgumentInsertPosition::END));
-  // Skein's mpi.h and skein_privatize.h (<prefix>/include, beside <prefix>/bin): compile
-  // databases of mpicc builds name the wrapper, which adds them implicitly
   std::string exe = llvm::sys::fs::getMainExecutable(argv[0], (void *)&toolMain);
-  if (!exe.empty()) {
-    SmallString<256> inc(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(inc, "include");
-    if (llvm::sys::fs::exists(inc + "/mpi.h"))
-      tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(("-idirafter" + inc).str().c_str(), ArgumentInsertPosition::END));
+  auto adjust = [exe](ClangTool &tool) {
+    tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-resource-dir=" CLANG_RESOURCE_DIR, ArgumentInsertPosition::END));
+    // Skein's mpi.h and skein_privatize.h (<prefix>/include, beside <prefix>/bin): compile
+    // databases of mpicc builds name the wrapper, which adds them implicitly
+    if (!exe.empty()) {
+      SmallString<256> inc(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+      llvm::sys::path::append(inc, "include");
+      if (llvm::sys::fs::exists(inc + "/mpi.h"))
+        tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(("-idirafter" + inc).str().c_str(), ArgumentInsertPosition::END));
+    }
+    // gcc's own headers (omp.h, found through the wrapper's -idirafter) use gcc 11's
+    // __malloc__(deallocator), which Clang 16 rejects: keep the plain attribute
+    tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-D__malloc__(...)=__malloc__", ArgumentInsertPosition::END));
+    tool.appendArgumentsAdjuster(gccCompatible);
+  };
+  // A served build request: its system headers from the server's cache (pch.h)
+  skn::PchPlan plan;
+  bool withPch = false;
+  const char *pchDir = getenv("SKEIN_PRIVATIZE_PCH_DIR");
+  if (pchDir && *pchDir && !Report && !Output.empty()) {
+    std::vector<CompileCommand> cmds = parser->getCompilations().getCompileCommands(files[0]);
+    if (cmds.size() == 1 && skn::planPch(pchDir, files[0], cmds[0].CommandLine, plan) &&
+        !llvm::sys::fs::exists(plan.refused)) {
+      withPch = llvm::sys::fs::exists(plan.pch);
+      if (!withPch) skn::afterReply = [plan, adjust] { skn::buildPch(plan, adjust); };
+    }
   }
-  // gcc's own headers (omp.h, found through the wrapper's -idirafter) use gcc 11's
-  // __malloc__(deallocator), which Clang 16 rejects: keep the plain attribute
-  tool.appendArgumentsAdjuster(getInsertArgumentAdjuster("-D__malloc__(...)=__malloc__", ArgumentInsertPosition::END));
-  tool.appendArgumentsAdjuster(gccCompatible);
-  int trc = tool.run(newFrontendActionFactory<Action>().get());
+  auto parse = [&](bool pch) {
+    ClangTool tool(parser->getCompilations(), files);
+    adjust(tool);
+    if (!pch) return tool.run(newFrontendActionFactory<Action>().get());
+    tool.appendArgumentsAdjuster(getInsertArgumentAdjuster({"-include-pch", plan.pch}, ArgumentInsertPosition::END));
+    // Messages wait for the outcome: a parse that fails with the PCH is done again without
+    // it, which says what there is to say (the PCH's own troubles are never shown).
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    IntrusiveRefCntPtr<DiagnosticOptions> dopts = new DiagnosticOptions();
+    TextDiagnosticPrinter printer(os, dopts.get());
+    tool.setDiagnosticConsumer(&printer);
+    tool.setPrintErrorMessage(false);
+    g_err = &os;
+    int prc = tool.run(newFrontendActionFactory<Action>().get());
+    g_err = &llvm::errs();
+    if (prc == 0 && !g_failures) llvm::errs() << text;
+    return prc;
+  };
+  int trc = parse(withPch);
+  if (withPch && (trc != 0 || g_failures)) {
+    bool loaded = g_began;  // else the PCH did not load (a header changed since): rebuilt later
+    g_failures = 0;
+    trc = parse(false);
+    // A PCH that did not load is made again by a later request; one that loads but breaks
+    // a parse that succeeds without it (a header that must not be read twice) is refused.
+    // Otherwise the error is the source's own.
+    bool refuse = loaded && trc == 0 && !g_failures;
+    if (refuse) {
+      std::error_code ec;
+      llvm::raw_fd_ostream mark(plan.refused, ec, llvm::sys::fs::OF_Text);
+    }
+    if (refuse || !loaded) llvm::sys::fs::remove(plan.pch);
+  }
   for (const skn::Diag &d : g_report.lines) llvm::outs() << d.text << "\n";
   if (trc != 0 || g_failures) rc = 1;
   llvm::outs().flush();  // a served request ends in _exit

@@ -7,6 +7,7 @@
 // concurrent requests never interfere.
 #include "server.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -22,15 +23,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string>
 #include <vector>
 
 extern "C" {
 #include "server_proto.h"
 }
 
+std::function<void()> skn::afterReply;
+
 namespace {
 
 int g_conn = -1;
+std::string g_pchDir;  // this server's cache (pch.h), removed when it exits
 
 bool recvAll(int fd, void *p, size_t n) {
   char *c = static_cast<char *>(p);
@@ -106,6 +111,8 @@ void onCrash(int sig) {
   umask(static_cast<mode_t>(req.umask));
   clearenv();
   for (uint32_t i = 0; i < req.nenv; i++) putenv(strs[1 + req.argc + i]);
+  const char *pch = getenv("SKEIN_PRIVATIZE_PCH");
+  if (!g_pchDir.empty() && !(pch && !strcmp(pch, "0"))) setenv("SKEIN_PRIVATIZE_PCH_DIR", g_pchDir.c_str(), 1);
   std::vector<const char *> argv(strs.begin() + 1, strs.begin() + 1 + req.argc);
   argv.push_back(nullptr);
   g_conn = conn;
@@ -119,7 +126,22 @@ void onCrash(int sig) {
   fflush(stdout);
   fflush(stderr);
   sendStatus(conn, rc);
+  if (skn::afterReply) {
+    close(conn);
+    int null = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3 && null >= 0; i++) dup2(null, i);
+    skn::afterReply();
+  }
   _exit(0);
+}
+
+void removeDir(const std::string &dir) {
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink((dir + "/" + e->d_name).c_str());
+    closedir(d);
+  }
+  rmdir(dir.c_str());
 }
 
 double now() {
@@ -142,6 +164,9 @@ int skn::serve(const char *path, ToolMain run, void (*warm)()) {
   if (bind(ls, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || stat(path, &st) != 0 || listen(ls, 128) != 0)
     return 1;
   const ino_t ino = st.st_ino;
+  // per server (a new server may take the socket's name while this one finishes)
+  g_pchDir = std::string(path) + ".pch." + std::to_string(getpid());
+  if (mkdir(g_pchDir.c_str(), 0700) != 0) g_pchDir.clear();
   warm();  // requests queue meanwhile
   malloc_trim(0);  // children get fresh pages rather than copies of the server's free ones
   const char *e = getenv("SKEIN_PRIVATIZE_SERVER_IDLE");
@@ -184,5 +209,6 @@ int skn::serve(const char *path, ToolMain run, void (*warm)()) {
     if (waitpid(-1, &status, 0) > 0) active--;
     else if (errno != EINTR) break;
   }
+  if (!g_pchDir.empty()) removeDir(g_pchDir);
   return 0;
 }

@@ -77,10 +77,51 @@ for i in 1 2 3 4 5 6 7 8; do
     fail "hist$i not privatized"
 done
 
+# 3b. precompiled system headers (privatizer/tool/pch.cpp): the first request of a prefix
+#    of <...> includes builds a PCH after its reply, later ones load it and give the
+#    in-process text; a system header changed since is read anew, without a message; a
+#    prefix that reaches a project header (-I and <...>) is never precompiled
+mkdir -p "$work/sys" "$work/p"
+printf '#ifndef SYSDEP_H\n#define SYSDEP_H\n#define SYS_CONST const\n#endif\n' > "$work/sys/sysdep.h"
+cat > "$work/p/u.c" <<'EOF'
+#include <stdio.h>
+#include <sysdep.h>  /* a system header of ours */
+#include "cfg.h"
+SYS_CONST int table[2] = {1, 2};
+int g(void) { return table[0] + bump(); }
+EOF
+pch() { ls "$TMPDIR"/skein-priv-*/*.pch.*/*."$1" 2>/dev/null | wc -l; }
+rewrite() {  # rewrite NAME [SERVER]: u.c into NAME.c, messages into NAME.err, header paths made equal
+  (cd "$work/p" && SKEIN_PRIVATIZE_SERVER=${2:-1} CPATH=$work/src/inc "$client" "$tool" --header-dir="$work/p/h$1" u.c \
+    -o "$1.c" -- -isystem "$build/include" -isystem "$work/sys" -O2 2>"$1.err") || fail "rewrite $1"
+  sed -i "s|$work/p/h$1|H|g" "$work/p/$1.c"
+  [ ! -s "$work/p/$1.err" ] || { cat "$work/p/$1.err"; fail "messages from rewrite $1"; }
+}
+rewrite first
+for i in $(seq 1 100); do [ "$(pch pch)" = 0 ] || break; sleep 0.1; done
+[ "$(pch pch)" = 1 ] || fail "no PCH after the first request of a prefix"
+rewrite served
+rewrite inproc 0
+grep -q "table" "$work/p/inproc.c" && ! grep -q "SKN_PRIV(table)" "$work/p/inproc.c" || fail "const table privatized"
+cmp -s "$work/p/served.c" "$work/p/inproc.c" || { diff "$work/p/served.c" "$work/p/inproc.c"; fail "with the PCH: not the in-process text"; }
+printf '#ifndef SYSDEP_H\n#define SYSDEP_H\n#define SYS_CONST /* writable now */\n#endif\n' > "$work/sys/sysdep.h"
+rewrite changed
+grep -q "SKN_PRIV(table)" "$work/p/changed.c" || { cat "$work/p/changed.c"; fail "a system header changed after the PCH was built: old header used"; }
+printf '#include <stdio.h>\n#include <cfg.h>\nint table2[2];\nint h(void) { return table2[1] + bump(); }\n' > "$work/p/u2.c"
+for i in 1 2; do
+  (cd "$work/p" && "$client" "$tool" --header-dir="$work/p/hu$i" u2.c -o "user$i.c" -- -I "$work/src/inc" -O2) ||
+    fail "rewrite with a project header in the prefix"
+  grep -q "SKN_PRIV(table2)" "$work/p/user$i.c" && grep -q "SKN_PRIV(level)" "$work/p/hu$i$work/src/inc/cfg.h" ||
+    fail "a project header in the prefix: not rewritten"
+  for t in $(seq 1 100); do [ "$(pch user)" = 0 ] || break; sleep 0.1; done
+done
+[ "$(pch user)" = 1 ] || fail "a prefix reaching a project header is not refused"
+
 # 4. idle: the server goes, and the next request starts another
 sleep 11
 [ "$(servers)" = 0 ] || fail "the server did not exit when idle"
 ls "$TMPDIR"/skein-priv-*/*.sock >/dev/null 2>&1 && fail "the idle server left its socket"
+ls -d "$TMPDIR"/skein-priv-*/*.pch.* >/dev/null 2>&1 && fail "the idle server left its PCH directory"
 CPATH=$work/src/inc "$build/bin/mpicc" -fprivatize -c "$work/src/s3.c" -o "$work/b/again.o" || fail "after idle"
 [ "$(servers)" = 1 ] || fail "no new server"
 

@@ -54,6 +54,42 @@ SKEIN_PRIVATIZE_WARNING=0 "$build/bin/mpicc" -O2 main.c impl.o -o stb_quiet 2>qu
 "$build/bin/mpicc" -O2 clean.c -o clean 2>clean.err && [ ! -s clean.err ] || { cat clean.err; fail "warning for a program without mutable globals"; }
 "$build/bin/mpicxx" -O2 clean.cpp -o cleanxx 2>cleanxx.err && [ ! -s cleanxx.err ] || { cat cleanxx.err; fail "warning for a C++ program without mutable globals (iostream, vector)"; }
 "$build/bin/mpicc" -O2 -fprivatize main.c impl.c -o stb_priv 2>priv.err && [ ! -s priv.err ] || { cat priv.err; fail "warning for a privatized build"; }
+# #pragma skein shared(...) counts as SKEIN_SHARED for a plain build (the GCC plugin):
+# its variables are left out of both lists, wherever the pragma sits and whatever it names
+cat > pragma.c <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#pragma skein shared(hits)
+int hits;              /* named before its definition */
+double table[4] = {1}; /* named after it */
+static int calls;      /* file-scope static */
+int unmarked;          /* the one to report */
+#pragma skein shared(table, calls, seen)
+int main(int argc, char **argv) {
+  static int seen;     /* static local */
+  MPI_Init(&argc, &argv);
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  __atomic_fetch_add(&hits, 1, __ATOMIC_RELAXED);
+  calls++, seen++, unmarked++;
+  if (r == 0) printf("pragma %g %d\n", table[r % 4], calls + seen + unmarked > 0);
+  MPI_Finalize();
+  return 0;
+}
+C
+"$build/bin/mpicc" -O2 -Wall pragma.c -o pragma 2>pragma.err || { cat pragma.err; fail "plain build with #pragma skein shared"; }
+[ "$(grep -c 'warning' pragma.err)" = 1 ] && grep -q "pragma defines mutable globals ('unmarked')" pragma.err ||
+  { cat pragma.err; fail "link-time warning names the globals marked by #pragma skein shared, or not 'unmarked'"; }
+n=$(objdump -t pragma | awk '/ skn_shared\t/ && ($NF == "hits" || $NF == "table" || $NF ~ /^(calls|seen)(\.[0-9]+)?$/)' | wc -l)
+[ "$n" = 4 ] || { objdump -t pragma | grep -E "hits|table|calls|seen"; fail "the 4 variables named by #pragma skein shared are not all in skn_shared"; }
+sed -i 's/^int unmarked;.*/SKEIN_SHARED int unmarked;/; s/^#include <stdio.h>/#include <stdio.h>\n#include <skein_privatize.h>/' pragma.c
+"$build/bin/mpicc" -O2 -c pragma.c -o pragma.o 2>pragma.err && "$build/bin/mpicc" pragma.o -o pragma_all 2>>pragma.err &&
+  [ ! -s pragma.err ] || { cat pragma.err; fail "warning for a program whose globals are all marked shared"; }
+"$build/bin/skeinrun" -n 4 --workers 2 ./pragma_all >p.out 2>p.err || { cat p.out p.err; fail "pragma_all run"; }
+[ ! -s p.err ] && grep -q "^pragma 1 1$" p.out || { cat p.out p.err; fail "start-up line (or wrong result) for a program whose globals are marked by #pragma skein shared"; }
+printf '#pragma skein shared(x\nint x;\n' > badpragma.c
+"$build/bin/mpicc" -c badpragma.c -o badpragma.o 2>bad.err && fail "a malformed #pragma skein shared is accepted by a plain build"
+grep -q "expected .#pragma skein shared(name, ...)." bad.err || { cat bad.err; fail "malformed pragma: the privatizer's words"; }
 # start-up
 "$build/bin/skeinrun" -n 4 --workers 2 ./stb >run4.out 2>run4.err
 [ "$(grep -c 'skein: warning' run4.err)" = 1 ] || { cat run4.err; fail "expected one start-up line for 4 ranks"; }
