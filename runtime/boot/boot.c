@@ -135,6 +135,8 @@ typedef struct tsan_thread_param {
   void *param;
 } tsan_thread_param;
 
+/* Whether fn is in libtsan: its interceptor's start routine (with a ThreadParam), or the
+ * routine of TSan's background thread (started with no argument), which is no rank's. */
 static bool tsan_start_routine(void *(*fn)(void *)) {
   Dl_info info;
   return dladdr((void *)fn, &info) && info.dli_fname && strstr(info.dli_fname, "libtsan");
@@ -146,6 +148,10 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
   if (!real) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
   skn_rank *r = skn_rank_self();
   if (!r || !boot_state.running) return real(t, attr, fn, arg);
+#ifdef __SANITIZE_THREAD__
+  bool via_tsan = tsan_start_routine(fn);
+  if (via_tsan && !arg) return real(t, attr, fn, arg); /* TSan's own background thread */
+#endif
   thread_start *ts = malloc(sizeof *ts);
   skn_rank_thread *rec = skn_blocking_thread_new();
   if (!ts || !rec) {
@@ -156,7 +162,7 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
   *ts = (thread_start){fn, arg, r, rec, boot_state.cfg.bind && !attr_has_affinity(attr)};
   int rc;
 #ifdef __SANITIZE_THREAD__
-  if (tsan_start_routine(fn)) {
+  if (via_tsan) {
     tsan_thread_param *tp = arg;
     ts->fn = tp->callback;
     ts->arg = tp->param;
