@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +194,9 @@ int main(int argc, char **argv) {
   char started = 0;
   /* A server that goes away before it started on the request (it was exiting, idle):
    * nothing was done, do it in-process. */
-  if (k != (ssize_t)sizeof req || !send_all(fd, buf, len) || !recv_all(fd, &started, 1) || started != 'S') {
+  bool sent = k == (ssize_t)sizeof req && send_all(fd, buf, len);
+  free(buf);
+  if (!sent || !recv_all(fd, &started, 1) || started != 'S') {
     close(fd);
     return fallback(argv);
   }

@@ -98,12 +98,9 @@ static inline void skn_api_proc_null_status(MPI_Status *st) {
 
 /* Records what the rank blocks in, for the deadlock report. */
 static inline void skn_api_enter(skn_rank *me, const char *fn, const char *origin, int peer, int tag) {
-  me->call.fn = fn;
-  me->call.origin = origin;
-  me->call.peer = peer;
-  me->call.tag = tag;
+  skn_call_record(&me->call, (skn_call){fn, origin, peer, tag});
 }
-static inline void skn_api_leave(skn_rank *me) { me->call.fn = NULL; }
+static inline void skn_api_leave(skn_rank *me) { __atomic_store_n(&me->call.fn, NULL, __ATOMIC_RELAXED); }
 
 /* Refuses, with MPI_ERR_COMM, a call the standard defines on intracommunicators only. */
 static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, const char *fn) {

@@ -314,14 +314,14 @@ SKN_EXPORT int pthread_join(pthread_t id, void **ret) {
 static int mutex_lock_wait(skn_unit *me, pthread_mutex_t *m) {
   int rc;
   for (int i = 0; i < 64; i++) {
-    if ((rc = pthread_mutex_trylock(m)) != EBUSY) return rc;
+    if ((rc = SKN_REAL(pthread_mutex_trylock)(m)) != EBUSY) return rc;
     skn_cpu_relax();
   }
   unsigned step = 0;
   for (;;) {
     obj_waiter n;
     ow_add(&n, m, me);
-    if ((rc = pthread_mutex_trylock(m)) != EBUSY) {
+    if ((rc = SKN_REAL(pthread_mutex_trylock)(m)) != EBUSY) {
       ow_remove(&n);
       return rc;
     }
@@ -331,32 +331,37 @@ static int mutex_lock_wait(skn_unit *me, pthread_mutex_t *m) {
   }
 }
 
+/* libc's trylock and unlock are called directly, not through the lookup scope: under TSan
+ * that reaches libtsan's interceptors again, which saw the outer call already ("double lock
+ * of a mutex"). */
 SKN_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
-  int rc = pthread_mutex_trylock(m);
+  int rc = SKN_REAL(pthread_mutex_trylock)(m);
   if (SKN_LIKELY(rc != EBUSY)) return rc;
   skn_unit *me = switchable(__builtin_return_address(0));
   if (!me) return SKN_REAL(pthread_mutex_lock)(m);
   return mutex_lock_wait(me, m);
 }
 
-SKN_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
+static int mutex_unlock(pthread_mutex_t *m) {
   int rc = SKN_REAL(pthread_mutex_unlock)(m);
   ow_wake(m);
   return rc;
 }
+
+SKN_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) { return mutex_unlock(m); }
 
 /* POSIX lets a wait return spuriously: a ULT waiter returns after any signal or
  * broadcast on the variable, with the mutex held again. */
 static int cond_wait(skn_unit *me, pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline) {
   obj_waiter n;
   ow_add(&n, c, me);
-  int rc = pthread_mutex_unlock(m);
+  int rc = mutex_unlock(m);
   if (rc != 0) {
     ow_remove(&n);
     return rc;
   }
   bool woken = ow_block(me, &n, deadline, "pthread_cond_wait");
-  int lrc = pthread_mutex_trylock(m);
+  int lrc = SKN_REAL(pthread_mutex_trylock)(m);
   if (lrc == EBUSY) lrc = mutex_lock_wait(me, m);
   if (lrc != 0) return lrc;
   return woken || !deadline || skn_now_ns() < deadline ? 0 : ETIMEDOUT;

@@ -123,11 +123,35 @@ static bool attr_has_affinity(const pthread_attr_t *attr) {
   return CPU_COUNT(&set) < CPU_SETSIZE;
 }
 
+#ifdef __SANITIZE_THREAD__
+/* Under TSan the program's pthread_create reaches libtsan's interceptor first (libtsan
+ * comes first in the lookup order), which calls this one with its own start routine and a
+ * ThreadParam whose first two fields are the program's routine and argument (gcc 12's
+ * libsanitizer, tsan_interceptors_posix.cpp). The new thread must run no instrumented code
+ * before that start routine has set up TSan's per-thread state (thread_trampoline crashed
+ * in __tsan_func_entry), so the trampoline goes inside it, in place of the program's routine. */
+typedef struct tsan_thread_param {
+  void *(*callback)(void *);
+  void *param;
+} tsan_thread_param;
+
+/* Whether fn is in libtsan: its interceptor's start routine (with a ThreadParam), or the
+ * routine of TSan's background thread (started with no argument), which is no rank's. */
+static bool tsan_start_routine(void *(*fn)(void *)) {
+  Dl_info info;
+  return dladdr((void *)fn, &info) && info.dli_fname && strstr(info.dli_fname, "libtsan");
+}
+#endif
+
 SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
   static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
   if (!real) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
   skn_rank *r = skn_rank_self();
   if (!r || !boot_state.running) return real(t, attr, fn, arg);
+#ifdef __SANITIZE_THREAD__
+  bool via_tsan = tsan_start_routine(fn);
+  if (via_tsan && !arg) return real(t, attr, fn, arg); /* TSan's own background thread */
+#endif
   thread_start *ts = malloc(sizeof *ts);
   skn_rank_thread *rec = skn_blocking_thread_new();
   if (!ts || !rec) {
@@ -136,7 +160,18 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
     return EAGAIN;
   }
   *ts = (thread_start){fn, arg, r, rec, boot_state.cfg.bind && !attr_has_affinity(attr)};
-  int rc = real(t, attr, thread_trampoline, ts);
+  int rc;
+#ifdef __SANITIZE_THREAD__
+  if (via_tsan) {
+    tsan_thread_param *tp = arg;
+    ts->fn = tp->callback;
+    ts->arg = tp->param;
+    tp->callback = thread_trampoline;
+    tp->param = ts;
+    rc = real(t, attr, fn, arg);
+  } else
+#endif
+    rc = real(t, attr, thread_trampoline, ts);
   if (rc != 0) {
     free(ts);
     free(rec);
@@ -191,6 +226,17 @@ static skn_rank *crashed_rank(skn_unit *u) {
   return NULL;
 }
 
+/* Handlers found installed for the fatal signals (a sanitizer's, a debugger's): Skein's
+ * notice comes first, then the signal goes on to them. */
+static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static struct sigaction chained[sizeof fatal_sigs / sizeof fatal_sigs[0]];
+
+static const struct sigaction *chained_handler(int sig) {
+  for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+    if (fatal_sigs[i] == sig) return chained[i].sa_handler != SIG_DFL ? &chained[i] : NULL;
+  return NULL;
+}
+
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   int saved = errno;
@@ -208,16 +254,20 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc) {
   } else {
     notice_str(&m, signal_name(sig));
   }
-  if (r && r->call.fn) {
+  const char *fn = r ? skn_call_read(&r->call).fn : NULL;
+  if (fn) {
     notice_str(&m, " in ");
-    notice_str(&m, r->call.fn);
+    notice_str(&m, fn);
   }
   m.buf[m.n++] = '\n';
   ssize_t rc = write(STDERR_FILENO, m.buf, m.n);
   (void)rc;
   errno = saved;
-  signal(sig, SIG_DFL);
-  raise(sig);
+  const struct sigaction *prev = chained_handler(sig);
+  if (prev) sigaction(sig, prev, NULL);
+  else signal(sig, SIG_DFL);
+  /* a fault recurs on return, now for the previous handler; a sent signal is sent again */
+  if (!prev || si->si_code <= 0) raise(sig);
 }
 
 static void install_signal_handlers(void) {
@@ -226,18 +276,20 @@ static void install_signal_handlers(void) {
   sa.sa_sigaction = on_fatal_signal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
-  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+  for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
     struct sigaction old;
-    /* leave handlers installed by sanitizers or debuggers alone */
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL) continue;
-    sigaction(sigs[i], &sa, NULL);
+    if (sigaction(fatal_sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+    /* a sanitizer's or debugger's handler still reports, after Skein's notice (a rank's
+     * stack overflow is named only here) */
+    chained[i] = old;
+    sigaction(fatal_sigs[i], &sa, NULL);
   }
 }
 
 /* ------------------------------------------------------------------ deadlock report */
 
-static void describe_call(const skn_call *c, char *buf, size_t len) {
+static void describe_call(const skn_call *rc, char *buf, size_t len) {
+  const skn_call call = skn_call_read(rc), *c = &call; /* its rank may still be running */
   const char *fn = c->origin ? c->origin : c->fn;
   const char *peer_name = "peer";
   if (strstr(fn, "recv") || strstr(fn, "Recv") || strstr(fn, "robe")) peer_name = "source";
@@ -281,8 +333,9 @@ static bool describe_ranks(bool timeout) {
     bool blocked = us == SKN_UNIT_BLOCKED || us == SKN_UNIT_BLOCKED_FUTEX;
     if (timeout && r->state != SKN_RANK_EXITED && !blocked) {
       char buf[256];
-      if (r->call.fn) describe_call(&r->call, buf, sizeof buf);
-      skn_log("rank %d is running%s%s", i, r->call.fn ? " in " : " outside MPI", r->call.fn ? buf : "");
+      bool in_mpi = skn_call_read(&r->call).fn != NULL;
+      if (in_mpi) describe_call(&r->call, buf, sizeof buf);
+      skn_log("rank %d is running%s%s", i, in_mpi ? " in " : " outside MPI", in_mpi ? buf : "");
       continue;
     }
     if (r->state == SKN_RANK_EXITED) {
@@ -292,7 +345,7 @@ static bool describe_ranks(bool timeout) {
       /* Only a wait inside an OpenMP parallel region keeps a worker from its ready ranks. */
       skn_log("rank %d is ready to run, but its worker is held by a rank that waits inside an OpenMP "
               "parallel region (run with at least as many workers as ranks)", i);
-    } else if (r->call.fn) {
+    } else if (skn_call_read(&r->call).fn) {
       char buf[256];
       describe_call(&r->call, buf, sizeof buf);
       if (r->unit->blocked_in) /* its threads called MPI */
@@ -321,11 +374,13 @@ static void on_worker_held(int w, skn_unit *u) {
     if (r == held || r->state == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
     n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
   }
+  /* the held rank may still be running (its worker's kernel thread sleeps) */
+  const char *fn = held ? skn_call_read(&held->call).fn : NULL;
   fflush(NULL);
   skn_log("deadlock: rank %d blocked in %s holds worker %d; ranks %s cannot run (Skein turns "
           "sleep, pthread_join, condition variables, mutexes, semaphores, poll, select, read and waitpid "
           "into scheduler waits, not this call; run with as many workers as ranks, SKEIN_WORKERS)",
-          held ? held->world_rank : -1, held && held->call.fn ? held->call.fn : "a system call outside MPI", w,
+          held ? held->world_rank : -1, fn ? fn : "a system call outside MPI", w,
           n ? others : "(none)");
   _exit(SKN_EXIT_DEADLOCK);
 }

@@ -536,16 +536,16 @@ static void parser_acquire(skn_rank *r, int kind, const char *opts, const struct
     *pp = &w;
     skn_spin_unlock(&GO.lock);
     bool main_unit = r->unit == me;
-    skn_call saved = r->call;
+    skn_call saved = skn_call_read(&r->call);
     if (main_unit && !saved.fn) /* named in a deadlock report */
-      r->call = (skn_call){.fn = "getopt", .origin = NULL, .peer = MPI_UNDEFINED, .tag = MPI_UNDEFINED};
+      skn_call_record(&r->call, (skn_call){.fn = "getopt", .origin = NULL, .peer = MPI_UNDEFINED, .tag = MPI_UNDEFINED});
     for (;;) {
       skn_sched_prepare_wait(me);
       if (atomic_load(&w.woken)) break;
       skn_sched_wait(me);
     }
     skn_sched_done_waiting(me);
-    if (main_unit) r->call = saved;
+    if (main_unit) skn_call_record(&r->call, saved);
     skn_spin_lock(&GO.lock);
   }
   atomic_store(&GO.owner, r);

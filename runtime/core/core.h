@@ -411,6 +411,20 @@ typedef struct skn_call {
   int peer, tag;
 } skn_call;
 
+/* A rank's threads (MPI_THREAD_MULTIPLE) record their calls in it at once and the reports
+ * read it from other threads: each field is one relaxed atomic access (a plain move; a
+ * report may mix two threads' calls, which it only describes). */
+static inline void skn_call_record(skn_call *c, skn_call v) {
+  __atomic_store_n(&c->fn, v.fn, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->origin, v.origin, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->peer, v.peer, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->tag, v.tag, __ATOMIC_RELAXED);
+}
+static inline skn_call skn_call_read(const skn_call *c) {
+  return (skn_call){__atomic_load_n(&c->fn, __ATOMIC_RELAXED), __atomic_load_n(&c->origin, __ATOMIC_RELAXED),
+                    __atomic_load_n(&c->peer, __ATOMIC_RELAXED), __atomic_load_n(&c->tag, __ATOMIC_RELAXED)};
+}
+
 typedef struct skn_errhandler {
   bool live;
   MPI_Comm_errhandler_function *fn;

@@ -869,6 +869,14 @@ static const skn_net_module *load_module(void) {
   /* Crashes are Skein's to report (rank, call, stack overflow): keep UCX's own SIGSEGV
    * handler out unless the user asks for it. */
   setenv("UCX_ERROR_SIGNALS", "", 0);
+#ifdef __SANITIZE_THREAD__
+  /* UCX's libucm patches mmap, munmap and madvise process-wide to track memory for its
+   * registration caches; over libtsan's interceptors every multi-process job ended with
+   * SIGSEGV after the program's end. The tcp transport needs no registration cache. */
+  setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+  setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+  setenv("UCX_MEM_EVENTS", "no", 0);
+#endif
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) skn_fatal("cannot load the UCX transport for a multi-process job: %s", dlerror());
   const skn_net_module *m = dlsym(h, SKN_NET_MODULE_SYMBOL);

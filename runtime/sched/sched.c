@@ -490,7 +490,7 @@ static void idle(skn_worker *w) {
 
 static void worker_loop(skn_worker *w) {
   tls_worker = w;
-  w->tid = (int)gettid();
+  atomic_store_explicit(&w->tid, (int)gettid(), memory_order_relaxed);
   skn_sched_current_tls = NULL;
 #ifdef SKN_TSAN
   w->tsan_fiber = __tsan_get_current_fiber();
@@ -684,7 +684,7 @@ static void *watchdog_main(void *unused) {
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
                    (atomic_load_explicit(&w->nready, memory_order_relaxed) ||
                     atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
-                   kthread_sleeping(w->tid);
+                   kthread_sleeping(atomic_load_explicit(&w->tid, memory_order_relaxed));
       last[i] = sw;
       if (!stuck) {
         since[i] = 0;

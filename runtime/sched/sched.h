@@ -46,7 +46,7 @@ typedef struct skn_worker {
                                  and exit; written by this worker only */
   struct skn_unit *timers;    /* units in a timed wait, by deadline */
   _Atomic(uint32_t) nready;   /* units on the ready queue (written by this worker only) */
-  int tid;                    /* kernel thread id, for reports */
+  _Atomic(int) tid;           /* kernel thread id, for reports (read by the watchdog) */
   _Atomic(uint64_t) switches; /* bumped by every switch into a unit (the watchdog) */
   _Atomic(struct skn_unit *) current; /* the unit running on it, or NULL */
   _Atomic(struct skn_unit *) inbox __attribute__((aligned(SKN_CACHELINE)));

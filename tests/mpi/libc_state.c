@@ -29,12 +29,18 @@ int main(int argc, char **argv)
     const char *shared = argc > 1 && strncmp(argv[1], "shared=", 7) == 0 ? argv[1] + 7 : NULL;
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    /* The environment is per process: once in a process shared by ranks, before anyone
-     * reads it; then by each rank that has its own (a process-based MPI). */
-    if (rank == 0) setenv("TZ", LIBC_SEQ_TZ, 1);
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    const char *tz = getenv("TZ");
-    if (!tz || strcmp(tz, LIBC_SEQ_TZ) != 0) setenv("TZ", LIBC_SEQ_TZ, 1);
+    /* The environment is per process, shared by the ranks of a process: each rank in turn
+     * sets it if its process has not yet (one rank at a time: setenv against another
+     * rank's getenv is a data race, which TSan reported with 2 processes). */
+    int size;
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    for (int turn = 0; turn < size; turn++) {
+        if (turn == rank) {
+            const char *tz = getenv("TZ");
+            if (!tz || strcmp(tz, LIBC_SEQ_TZ) != 0) setenv("TZ", LIBC_SEQ_TZ, 1);
+        }
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
 
     const unsigned seed = 42 + (unsigned)rank % 3;
     char args[32];
