@@ -274,3 +274,11 @@ SKN_FEXPORT void mpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *
 SKN_FEXPORT void pmpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *extra, MPI_Request *req, MPI_Fint *ierr) {
   *ierr = grequest_start(q, f, c, *extra, req, 1);
 }
+
+/* ---- MPI_F_SYNC_REG(BUF) (MPI-3.1 17.1.8, Fortran only): does nothing, but as an external
+ * procedure that receives BUF's address it makes the compiler store a register copy of BUF
+ * before the call and reload it after */
+SKN_FEXPORT void mpi_f_sync_reg_(void *buf) {}
+SKN_FEXPORT void pmpi_f_sync_reg_(void *buf) {}
+SKN_FEXPORT void MPI_F_sync_reg_f08(void *buf) {}
+SKN_FEXPORT void PMPI_F_sync_reg_f08(void *buf) {}

@@ -4,7 +4,8 @@
     gen_fortran.py --header build/include/mpi.h --functions runtime/binding/functions.txt --out DIR
 
 Writes into DIR:
-  fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc., everything by reference
+  fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc. (and mpi_f08's MPI_Send_f08,
+                   PMPI_Send_f08), everything by reference
                    (MPI_Fint handles, which are Skein's C handles unchanged), LOGICAL and
                    CHARACTER conversion, the sentinels MPI_BOTTOM, MPI_IN_PLACE,
                    MPI_STATUS(ES)_IGNORE, MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED,
@@ -14,8 +15,11 @@ Writes into DIR:
                    (fixed and free form: no line goes past column 72)
   mpi_base.h       the same declarations, included by the mpi module (mpi.f90)
   mpi.f90          module mpi: mpif.h's declarations
-  mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status), every generated function
-                   as a module procedure with optional ierror over the same glue (pmpi_x_)
+  mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status); every function a generic
+                   MPI_X whose specific MPI_X_f08 (PMPI_X_f08) is a BIND(C) interface to the
+                   C function of that name in fortran_glue.c (INTENT(IN) scalars by value,
+                   ierror optional), or, for those that take Fortran procedures, a module
+                   procedure over mpi_x_
   SUPPORTED.txt    every function with its Fortran status (generated, or why not)
 
 Functions come from the binding description (runtime/binding/functions.txt through
@@ -841,6 +845,11 @@ def gen_f08(funcs, values, status_size):
     L += ['    module procedure skn_eq_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
     L += ['  end interface', '  interface operator(/=)']
     L += ['    module procedure skn_ne_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
+    for prefix in ('', 'P'):  # MPI_F_SYNC_REG: Fortran only (fortran_special.c)
+        ifaces += ['  interface %sMPI_F_sync_reg' % prefix,
+                   '    subroutine %sMPI_F_sync_reg_f08(buf) bind(C, name="%sMPI_F_sync_reg_f08")' % (prefix, prefix),
+                   '      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf', '      type(*), dimension(*) :: buf',
+                   '    end subroutine', '  end interface']
     sgen, sprocs = sizeof_generic(True)
     L += ['  end interface'] + sgen + ifaces + ['contains'] + ops + sprocs + procs + ['end module mpi_f08']
     return '\n'.join(L) + '\n', done
@@ -989,6 +998,9 @@ def gen_mpi_module(funcs):
             if r:
                 L += r
                 done.append(f.name)
+    for prefix in ('', 'P'):  # MPI_F_SYNC_REG: Fortran only (fortran_special.c)
+        L += ['    subroutine %sMPI_F_sync_reg(buf)' % prefix, '      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf',
+              '      type(*), dimension(*) :: buf', '    end subroutine']
     gen, procs = sizeof_generic(False)
     L += ['  end interface'] + gen + ['contains'] + procs + ['end module mpi']
     return '\n'.join(L) + '\n', set(done)

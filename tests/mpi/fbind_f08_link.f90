@@ -2,7 +2,7 @@
 ! .false.): MPI_Send reaches the C interposer MPI_Send_f08 of fbind_f08_link_c.c, which
 ! forwards to PMPI_Send_f08 (the message must arrive); PMPI_Send bypasses it; the specific
 ! name MPI_Send_f08 is callable; a CHARACTER argument reaches MPI_Comm_set_name_f08 as a
-! descriptor; ierror is optional and set when present (an error through
+! descriptor; MPI_F_sync_reg exists; ierror is optional and set when present (an error through
 ! MPI_ERRORS_RETURN, with and without the interposer).
 program fbind_f08_link
   use mpi_f08
@@ -47,6 +47,8 @@ program fbind_f08_link
     call check(n == 3, 'count through the interposer')
     call MPI_Recv(got, 2, MPI_INTEGER, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
     call MPI_Recv(got, 1, MPI_INTEGER, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    call MPI_F_sync_reg(got)
+    call check(got(1) == peer, 'MPI_F_sync_reg keeps the value')
     call MPI_Send(buf, 2, MPI_INTEGER, MPI_PROC_NULL, 0, MPI_COMM_WORLD)
   end if
   if (mod(rank, 2) == 0) then
