@@ -247,6 +247,11 @@ static int impl_Sendrecv(skn_rank *me, const char *fn, const void *sendbuf, int 
                          MPI_Datatype recvtype, const skn_dtype *rt, int source, int recvtag, MPI_Comm comm,
                          skn_comm_view *v, MPI_Status *status) {
   bool do_send = dest != MPI_PROC_NULL, do_recv = source != MPI_PROC_NULL;
+  /* The send's request first: once the stack receive is posted, nothing may return early
+   * (the queue would keep a request of a dead frame). */
+  skn_req *s = NULL;
+  if (do_send && !(s = skn_req_alloc(me)))
+    return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   skn_req r;
   stack_recv_init(&r);
   /* Post the receive first so that a partner's send can copy straight into it. */
@@ -254,11 +259,9 @@ static int impl_Sendrecv(skn_rank *me, const char *fn, const void *sendbuf, int 
     fill_recv(&r, recvbuf, recvcount, rt, source, recvtag, comm, v);
     skn_p2p_recv(me, &r);
   }
-  skn_req *s = NULL;
-  if (do_send) {
+  if (s) {
     skn_msg m;
     fill_msg(&m, sendbuf, sendcount, st, dest, sendtag, comm, v, SKN_MODE_STANDARD);
-    if (!(s = skn_req_alloc(me))) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
     skn_p2p_send(me, &m, s);
   }
   skn_api_enter(me, fn, NULL, do_recv ? source : dest, do_recv ? recvtag : sendtag);

@@ -20,15 +20,20 @@ extern SKN_FEXPORT MPI_Fint skn_mpi_status_ignore_[], skn_mpi_statuses_ignore_[]
 extern SKN_FEXPORT MPI_Fint skn_mpi_unweighted_[], skn_mpi_weights_empty_[];
 extern SKN_FEXPORT char skn_mpi_argv_null_[], skn_mpi_argvs_null_[];
 
+/* Sentinels are rare: the tests are branches (one compare with the GOT entry each), and
+ * each argument is compared only with the sentinels it may be (gen_fortran.py: MPI_IN_PLACE
+ * where MPI-3.1 allows it, MPI_STATUSES_IGNORE for arrays of statuses). */
+static inline void *skn_fbottom(void *b) { return __builtin_expect(b == (void *)&skn_mpi_bottom_, 0) ? MPI_BOTTOM : b; }
 static inline void *skn_fbuf(void *b) {
-  if (b == (void *)&skn_mpi_bottom_) return MPI_BOTTOM;
-  if (b == (void *)&skn_mpi_in_place_) return MPI_IN_PLACE;
-  return b;
+  if (__builtin_expect(b == (void *)&skn_mpi_in_place_, 0)) return MPI_IN_PLACE;
+  return skn_fbottom(b);
 }
+/* (MPI_STATUS_IGNORE is common in hot loops: no hint, the branch goes either way) */
 static inline MPI_Status *skn_fstatus(MPI_Status *s) {
-  if ((void *)s == (void *)skn_mpi_status_ignore_ || (void *)s == (void *)skn_mpi_statuses_ignore_)
-    return MPI_STATUS_IGNORE;
-  return s;
+  return (void *)s == (void *)skn_mpi_status_ignore_ ? MPI_STATUS_IGNORE : s;
+}
+static inline MPI_Status *skn_fstatuses(MPI_Status *s) {
+  return __builtin_expect((void *)s == (void *)skn_mpi_statuses_ignore_, 0) ? MPI_STATUSES_IGNORE : s;
 }
 static inline int *skn_ferrcodes(int *e) { return (void *)e == (void *)skn_mpi_errcodes_ignore_ ? MPI_ERRCODES_IGNORE : e; }
 static inline int *skn_fweights(int *w) {

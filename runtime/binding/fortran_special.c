@@ -223,3 +223,62 @@ SKN_FEXPORT void pmpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, co
 /* ---- MPI_PCONTROL(LEVEL): no IERROR in Fortran (MPI-3.1 14.2.4) */
 SKN_FEXPORT void mpi_pcontrol_(const MPI_Fint *level) { MPI_Pcontrol(*level); }
 SKN_FEXPORT void pmpi_pcontrol_(const MPI_Fint *level) { PMPI_Pcontrol(*level); }
+/* mpi_f08's (BIND(C), LEVEL by value) */
+SKN_FEXPORT void MPI_Pcontrol_f08(MPI_Fint level) { MPI_Pcontrol(level); }
+SKN_FEXPORT void PMPI_Pcontrol_f08(MPI_Fint level) { PMPI_Pcontrol(level); }
+
+/* ---- generalized requests with callbacks written in Fortran: C's callbacks are
+ * trampolines, C's extra state a record of the Fortran procedures and the Fortran extra
+ * state, freed after the free callback (MPI-3.1 12.2: it runs once, at completion). */
+typedef void fgquery_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierr);
+typedef void fgfree_fn(MPI_Aint *extra, MPI_Fint *ierr);
+typedef void fgcancel_fn(MPI_Aint *extra, MPI_Fint *complete, MPI_Fint *ierr);
+typedef struct fgreq {
+  fgquery_fn *query;
+  fgfree_fn *free;
+  fgcancel_fn *cancel;
+  MPI_Aint extra;
+} fgreq;
+
+static int greq_query(void *state, MPI_Status *st) {
+  fgreq *g = state;
+  MPI_Fint ierr = MPI_SUCCESS;
+  g->query(&g->extra, (MPI_Fint *)st, &ierr); /* Fortran's status is C's, INTEGER by INTEGER */
+  return ierr;
+}
+static int greq_free(void *state) {
+  fgreq *g = state;
+  MPI_Fint ierr = MPI_SUCCESS;
+  g->free(&g->extra, &ierr);
+  free(g);
+  return ierr;
+}
+static int greq_cancel(void *state, int complete) {
+  fgreq *g = state;
+  MPI_Fint c = complete != 0, ierr = MPI_SUCCESS;
+  g->cancel(&g->extra, &c, &ierr);
+  return ierr;
+}
+
+static int grequest_start(void *query, void *fr, void *cancel, MPI_Aint extra, MPI_Request *req, int prof) {
+  fgreq *g = malloc(sizeof *g);
+  if (!g) return MPI_ERR_NO_MEM;
+  *g = (fgreq){(fgquery_fn *)query, (fgfree_fn *)fr, (fgcancel_fn *)cancel, extra};
+  int rc = (prof ? PMPI_Grequest_start : MPI_Grequest_start)(greq_query, greq_free, greq_cancel, g, req);
+  if (rc != MPI_SUCCESS) free(g);
+  return rc;
+}
+SKN_FEXPORT void mpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *extra, MPI_Request *req, MPI_Fint *ierr) {
+  *ierr = grequest_start(q, f, c, *extra, req, 0);
+}
+SKN_FEXPORT void pmpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *extra, MPI_Request *req, MPI_Fint *ierr) {
+  *ierr = grequest_start(q, f, c, *extra, req, 1);
+}
+
+/* ---- MPI_F_SYNC_REG(BUF) (MPI-3.1 17.1.8, Fortran only): does nothing, but as an external
+ * procedure that receives BUF's address it makes the compiler store a register copy of BUF
+ * before the call and reload it after */
+SKN_FEXPORT void mpi_f_sync_reg_(void *buf) {}
+SKN_FEXPORT void pmpi_f_sync_reg_(void *buf) {}
+SKN_FEXPORT void MPI_F_sync_reg_f08(void *buf) {}
+SKN_FEXPORT void PMPI_F_sync_reg_f08(void *buf) {}

@@ -4,7 +4,8 @@
     gen_fortran.py --header build/include/mpi.h --functions runtime/binding/functions.txt --out DIR
 
 Writes into DIR:
-  fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc., everything by reference
+  fortran_glue.c   the C side: mpi_send_ and pmpi_send_ etc. (and mpi_f08's MPI_Send_f08,
+                   PMPI_Send_f08), everything by reference
                    (MPI_Fint handles, which are Skein's C handles unchanged), LOGICAL and
                    CHARACTER conversion, the sentinels MPI_BOTTOM, MPI_IN_PLACE,
                    MPI_STATUS(ES)_IGNORE, MPI_ERRCODES_IGNORE, MPI_UNWEIGHTED,
@@ -14,8 +15,11 @@ Writes into DIR:
                    (fixed and free form: no line goes past column 72)
   mpi_base.h       the same declarations, included by the mpi module (mpi.f90)
   mpi.f90          module mpi: mpif.h's declarations
-  mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status), every generated function
-                   as a module procedure with optional ierror over the same glue (pmpi_x_)
+  mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status); every function a generic
+                   MPI_X whose specific MPI_X_f08 (PMPI_X_f08) is a BIND(C) interface to the
+                   C function of that name in fortran_glue.c (INTENT(IN) scalars by value,
+                   ierror optional), or, for those that take Fortran procedures, a module
+                   procedure over mpi_x_
   SUPPORTED.txt    every function with its Fortran status (generated, or why not)
 
 Functions come from the binding description (runtime/binding/functions.txt through
@@ -197,13 +201,13 @@ class Plan:
         if self.how in ('str_in', 'str_out'):
             return 'c_' + a.name
         if self.how == 'buffer':
-            return 'skn_fbuf(%s)' % a.name
+            return ('skn_fbuf(%s)' if getattr(self, 'in_place', False) else 'skn_fbottom(%s)') % a.name
         if self.how == 'attr':
             return 'skn_fattr(%s)' % a.name
         if self.how == 'addr_out':
             return '&t_%s' % a.name  # the value, not its address (Fortran passes an AINT)
         if self.how == 'status':
-            return 'skn_fstatus(%s)' % a.name
+            return ('skn_fstatuses(%s)' if a.array else 'skn_fstatus(%s)') % a.name
         if self.how == 'value':
             return '*' + a.name
         if self.how == 'pointer':
@@ -221,8 +225,23 @@ class Plan:
 # with Fortran calling conventions, attribute values of another width)
 SPECIAL = {'MPI_Comm_create_keyval', 'MPI_Type_create_keyval', 'MPI_Keyval_create', 'MPI_Comm_get_attr',
            'MPI_Type_get_attr', 'MPI_Attr_get', 'MPI_Attr_put', 'MPI_Comm_set_attr', 'MPI_Type_set_attr',
-           'MPI_Win_create_keyval', 'MPI_Win_set_attr', 'MPI_Win_get_attr', 'MPI_Pcontrol'}
+           'MPI_Win_create_keyval', 'MPI_Win_set_attr', 'MPI_Win_get_attr', 'MPI_Pcontrol', 'MPI_Grequest_start'}
 SKIP = {}
+
+
+# The buffers that may be MPI_IN_PLACE (MPI-3.1 chapter 5): the send buffer of these
+# collectives (blocking, I-, and MPI-4.0's _init forms), the receive buffer of the scatters.
+# Every other buffer is compared with MPI_BOTTOM only: one test less per call.
+IN_PLACE_SEND = {'Gather', 'Gatherv', 'Allgather', 'Allgatherv', 'Alltoall', 'Alltoallv', 'Alltoallw', 'Reduce',
+                 'Allreduce', 'Reduce_scatter', 'Reduce_scatter_block', 'Scan', 'Exscan'}
+IN_PLACE_RECV = {'Scatter', 'Scatterv'}
+
+
+def in_place(f, a):
+    base = re.sub(r'_init$', '', f.name[4:])
+    if base not in IN_PLACE_SEND | IN_PLACE_RECV and base[:1] == 'I':
+        base = base[1:]
+    return (a.name == 'sendbuf' and base in IN_PLACE_SEND) or (a.name == 'recvbuf' and base in IN_PLACE_RECV)
 
 
 def plan_function(f):
@@ -235,6 +254,8 @@ def plan_function(f):
     if f.name.startswith('MPI_T_'):
         return None, 'the tools interface has no Fortran binding (MPI-3.1 14.3)'
     plans = [Plan(a) for a in f.args]
+    for p in plans:
+        p.in_place = in_place(f, p.a)
     bad = [p.a.name for p in plans if p.how == 'unsupported']
     if bad:
         return None, 'no Fortran conversion for argument(s) %s' % ', '.join(bad)
@@ -280,10 +301,68 @@ def glue_function(f, plans, prefix, cname):
     return out
 
 
+def f08_bindc(f, plans):
+    """Whether mpi_f08's MPI_X_f08 is an interface to a C function of the glue (BIND(C)):
+    everything but the callbacks, which Fortran cannot pass to a BIND(C) procedure."""
+    return f.name not in F08_ATTR and all(p.how != 'func' for p in plans)
+
+
+def f08_byvalue(p):
+    """mpi_f08 passes the INTENT(IN) scalars (handles included) to the C glue by VALUE: in
+    registers, as C does. LOGICALs stay by reference (not C types)."""
+    return p.how == 'value' and (p.a.kind or '').upper() != 'LOGICAL'
+
+
+def glue_f08(f, plans, prefix):
+    """MPI_X_f08 (PMPI_X_f08 with prefix 'P'), the C side of mpi_f08's BIND(C) interface:
+    scalars of INTENT(IN) by value, CHARACTER(*) as a descriptor (Fortran 2018), ierror
+    optional (NULL when absent). It calls C's MPI_X (PMPI_X), as mpi_x_ does."""
+    cname, fname = prefix + f.name, prefix + f.name + '_f08'
+    byval = {p.a.name for p in plans if f08_byvalue(p)}
+    params, pro, epi, args = [], [], [], []
+    for p in plans:
+        n = p.a.name
+        if p.how == 'omit':
+            args.append('NULL')
+            continue
+        if n in byval:
+            params.append('%s %s' % (p.bt, n))
+            args.append(n)
+        elif p.how in ('str_in', 'str_out'):
+            params.append('CFI_cdesc_t *%s' % n)
+            args.append('c_' + n)
+            if p.how == 'str_in':
+                pro.append('char *c_%s = skn_fstr_in(%s->base_addr, %s->elem_len);' % (n, n, n))
+                epi.append('free(c_%s);' % n)
+            else:
+                mx = p.a.max
+                if any(q.a.name == mx for q in plans) and mx not in byval:
+                    mx = '*' + mx
+                pro.append('char *c_%s = skn_fstr_buf(%s->elem_len, (long)(%s));' % (n, n, mx))
+                epi.append('skn_fstr_out(%s->base_addr, %s->elem_len, c_%s);' % (n, n, n))
+        else:
+            params.append(p.cparam())
+            args.append(p.carg())
+            if p.how == 'addr_out':
+                pro.append('void *t_%s = NULL;' % n)
+                epi.append('(void)%s;' % n)
+    call = '%s(%s)' % (cname, ', '.join(a for p, a in zip(plans, args) if p.a.kind != 'VARARGS'))
+    if f.ret != 'int':
+        return ['SKN_FEXPORT %s %s(%s) { return %s; }' % (f.ret, fname, ', '.join(params) or 'void', call)]
+    params.append('MPI_Fint *ierror')
+    out = ['SKN_FEXPORT void %s(%s) {' % (fname, ', '.join(params))]
+    out += ['  ' + x for x in pro]
+    out.append('  int rc = %s;' % call)
+    out += ['  ' + x for x in epi]
+    out += ['  if (ierror) *ierror = rc;', '}']
+    return out
+
+
 GLUE_HEAD = r'''/* Generated by runtime/binding/gen_fortran.py: do not edit.
  * Skein's Fortran bindings, C side: one mpi_x_ and one pmpi_x_ per MPI function, every
  * argument by reference as gfortran passes it (hidden CHARACTER lengths last). Handles
  * need no conversion: Skein's C handles are ints, and MPI_Fint is int. */
+#include <ISO_Fortran_binding.h>
 #include <stdlib.h>
 #include "fortran_glue.h"
 '''
@@ -301,6 +380,8 @@ def gen_glue(funcs, status_size):
         report.append('%-36s generated' % f.name)
         out += glue_function(f, plans, '', f.name)
         out += glue_function(f, plans, 'p', 'P' + f.name)
+        if f08_bindc(f, plans) and f.ret != 'double':  # mpi_f08's MPI_Wtime is C's (BIND(C))
+            out += glue_f08(f, plans, '') + glue_f08(f, plans, 'P')
         out.append('')
     return '\n'.join(out) + '\n', report
 
@@ -396,7 +477,8 @@ F08_SCALARS = {'COUNT': 'integer', 'RANK': 'integer', 'TAG': 'integer', 'INT': '
                'WEIGHTS': 'integer', 'ERRCODES': 'integer'}
 # callbacks mpi_f08 declares (their Fortran 2008 shapes take everything by reference, or the
 # buffers as TYPE(C_PTR) values, which is C's calling convention)
-F08_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function'}
+F08_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function', 'MPI_Win_errhandler_function',
+             'MPI_File_errhandler_function'}
 F08_ABSTRACT = """  abstract interface
     subroutine MPI_User_function(invec, inoutvec, len, datatype)
       import :: c_ptr, MPI_Datatype
@@ -407,6 +489,16 @@ F08_ABSTRACT = """  abstract interface
     subroutine MPI_Comm_errhandler_function(comm, error_code)
       import :: MPI_Comm
       type(MPI_Comm) :: comm
+      integer :: error_code
+    end subroutine
+    subroutine MPI_Win_errhandler_function(win, error_code)
+      import :: MPI_Win
+      type(MPI_Win) :: win
+      integer :: error_code
+    end subroutine
+    subroutine MPI_File_errhandler_function(file, error_code)
+      import :: MPI_File
+      type(MPI_File) :: file
       integer :: error_code
     end subroutine
   end interface
@@ -434,6 +526,49 @@ F08_ATTR_ABSTRACT = ''.join("""  abstract interface
   procedure(MPI_{O}_delete_attr_function) :: MPI_{U}_NULL_DELETE_FN
 """.format(O=O, o=o, U=O.upper(), H='MPI_Datatype' if O == 'Type' else 'MPI_' + O) for O, o in (('Comm', 'comm'), ('Type', 'type'), ('Win', 'win')))
 
+# generalized requests (MPI-3.1 12.2): the callbacks take everything by reference, as the
+# trampolines of fortran_special.c call them
+F08_GREQ = """  abstract interface
+    subroutine MPI_Grequest_query_function(extra_state, status, ierror)
+      import :: MPI_Status, MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      type(MPI_Status) :: status
+      integer :: ierror
+    end subroutine
+    subroutine MPI_Grequest_free_function(extra_state, ierror)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierror
+    end subroutine
+    subroutine MPI_Grequest_cancel_function(extra_state, complete, ierror)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      logical :: complete
+      integer :: ierror
+    end subroutine
+  end interface
+"""
+
+
+def f08_greq(prefix):
+    """(glue interface, module procedure) of mpi_f08's MPI_Grequest_start."""
+    low, pname = prefix.lower() + 'mpi_grequest_start', prefix + 'MPI_Grequest_start_f08'
+    args = 'query_fn, free_fn, cancel_fn, extra_state, request'
+    glue = ['    subroutine %s(%s, ierror)' % (low, args), '      import :: MPI_ADDRESS_KIND',
+            '      external :: query_fn, free_fn, cancel_fn', '      integer(kind=MPI_ADDRESS_KIND) :: extra_state',
+            '      integer :: request, ierror', '    end subroutine']
+    proc = ['  subroutine %s(%s, ierror)' % (pname, args),
+            '    procedure(MPI_Grequest_query_function) :: query_fn',
+            '    procedure(MPI_Grequest_free_function) :: free_fn',
+            '    procedure(MPI_Grequest_cancel_function) :: cancel_fn',
+            '    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state',
+            '    type(MPI_Request), intent(out) :: request',
+            '    integer, optional, intent(out) :: ierror', '    integer :: skn_ierr',
+            '    call skn_g_%s(query_fn, free_fn, cancel_fn, extra_state, request%%MPI_VAL, skn_ierr)' % low,
+            '    if (present(ierror)) ierror = skn_ierr', '  end subroutine', '']
+    return glue, proc
+
+
 # name -> (object type, object argument name, what): keyvals and attribute values
 F08_ATTR = {'MPI_Comm_create_keyval': ('Comm', 'comm', 'create'), 'MPI_Type_create_keyval': ('Datatype', 'type', 'create'),
             'MPI_Win_create_keyval': ('Win', 'win', 'create'), 'MPI_Comm_set_attr': ('Comm', 'comm', 'set'),
@@ -445,7 +580,7 @@ F08_ATTR = {'MPI_Comm_create_keyval': ('Comm', 'comm', 'create'), 'MPI_Type_crea
 def f08_attr(name, prefix):
     """(glue interface, module procedure) of an mpi_f08 keyval or attribute call."""
     T, o, what = F08_ATTR[name]
-    low, pname = (prefix + name).lower(), prefix + name
+    low, pname = (prefix + name).lower(), prefix + name + '_f08'
     obj = 'datatype' if o == 'type' else o
     cb = 'Type' if o == 'type' else T
     A = 'integer(kind=MPI_ADDRESS_KIND)'
@@ -525,7 +660,7 @@ def f08_function(f, plans, prefix=''):
         gdecls.insert(0, '!GCC$ ATTRIBUTES NO_ARG_CHECK :: ' + ', '.join(noarg))
         gdecls.insert(1, 'type(*), dimension(*) :: ' + ', '.join(noarg))
     low = (prefix + f.name).lower()
-    pname = prefix + f.name
+    pname = prefix + f.name + '_f08'
     if ret == 'int':
         gsig = 'subroutine %s(%s)' % (low, ', '.join(gnames + ['ierror']))
         gdecls.append('integer :: ierror')
@@ -549,6 +684,55 @@ def f08_function(f, plans, prefix=''):
     glue = ['    ' + gsig] + ['      ' + d for d in gdecls if d] + ['    ' + gend]
     proc = ['  ' + sig] + ['    ' + d for d in decls] + ['    ' + b for b in body] + ['  ' + end, '']
     return glue, proc
+
+
+def f08_interface(f, plans, prefix=''):
+    """The generic MPI_X of mpi_f08 with its one specific MPI_X_f08, an interface to the C
+    function of that name in the glue (BIND(C), MPI-3.1 17.1.5's link name), or None if an
+    argument has no mpi_f08 form. MPI_Wtime and MPI_Wtick are C's own (BIND(C) in the
+    standard's mpi_f08)."""
+    names, decls = [], []
+    for p in plans:
+        a = p.a
+        kind = (a.kind or '').upper()
+        if p.how == 'omit':
+            continue
+        n = a.name
+        names.append(n)
+        dims = ''
+        if a.array:
+            dims = '(%s*)' % ''.join(d + ',' for d in re.findall(r'\[(\w+)\]', getattr(a, 'dims_text', '')))
+        intent = {'in': 'intent(in)', 'out': 'intent(out)', 'inout': 'intent(inout)'}[a.direction]
+        if f08_byvalue(p):
+            intent += ', value'
+        if kind in ('BUFFER', 'LOCATION', 'BUFFER_ADDR'):
+            decls += ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n, 'type(*), dimension(*) :: %s' % n]
+        elif kind == 'STRING' and not a.array:
+            decls.append('character(len=*), %s :: %s' % (intent, n))
+        elif kind in F08_HANDLES:
+            decls.append('type(%s), %s :: %s%s' % (F08_HANDLES[kind], intent, n, dims))
+        elif kind == 'STATUS':
+            decls.append('type(MPI_Status), %s :: %s%s' % (intent, n, dims))
+        elif kind in F08_SCALARS:
+            decls.append('%s, %s :: %s%s' % (F08_SCALARS[kind], intent, n, dims))
+        else:
+            return None
+    pname = prefix + f.name
+    if f.ret == 'double':
+        return ['  interface', '    double precision function %s() bind(C, name="%s")' % (pname, pname),
+                '    end function', '  end interface']
+    spec = pname + '_f08'
+    if f.ret == 'int':
+        sig = 'subroutine %s(%s) bind(C, name="%s")' % (spec, ', '.join(names + ['ierror']), spec)
+        decls.append('integer, optional, intent(out) :: ierror')
+        end = 'end subroutine'
+    elif f.ret == 'MPI_Aint':
+        sig = 'integer(kind=MPI_ADDRESS_KIND) function %s(%s) bind(C, name="%s")' % (spec, ', '.join(names), spec)
+        end = 'end function'
+    else:
+        return None
+    return ['  interface %s' % pname, '    ' + sig, '      import'] + ['      ' + d for d in decls] + \
+           ['    ' + end, '  end interface']
 
 
 def gen_f08(funcs, values, status_size):
@@ -586,7 +770,8 @@ def gen_f08(funcs, values, status_size):
           '  integer(c_int), bind(C, name="skn_mpi_weights_empty_") :: MPI_WEIGHTS_EMPTY(1)']
     L.append(F08_ABSTRACT.rstrip('\n'))
     L.append(F08_ATTR_ABSTRACT.rstrip('\n'))
-    glues, procs, uses = [], [], []
+    L.append(F08_GREQ.rstrip('\n'))
+    glues, procs, uses, ifaces = [], [], [], []
     done = []
     for f in funcs:
         plans, why = plan_function(f)
@@ -597,16 +782,34 @@ def gen_f08(funcs, values, status_size):
                 glues += glue
                 procs += proc
                 uses.append((prefix + f.name).lower())
+                ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
+                           '  end interface']
             done.append(f.name)
-        if f.name == 'MPI_Pcontrol':
+        if f.name == 'MPI_Grequest_start':
             for prefix in ('', 'P'):
-                low = (prefix + f.name).lower()
-                glues += ['    subroutine %s(level)' % low, '      integer :: level', '    end subroutine']
-                procs += ['  subroutine %sMPI_Pcontrol(level)' % prefix, '    integer, intent(in) :: level',
-                          '    call skn_g_%s(level)' % low, '  end subroutine', '']
-                uses.append(low)
+                glue, proc = f08_greq(prefix)
+                glues += glue
+                procs += proc
+                uses.append((prefix + f.name).lower())
+                ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
+                           '  end interface']
+            done.append(f.name)
+        if f.name == 'MPI_Pcontrol':  # no ierror (MPI-3.1 14.2.4); fortran_special.c
+            for prefix in ('', 'P'):
+                ifaces += ['  interface %sMPI_Pcontrol' % prefix,
+                           '    subroutine %sMPI_Pcontrol_f08(level) bind(C, name="%sMPI_Pcontrol_f08")' % (prefix, prefix),
+                           '      integer, intent(in), value :: level', '    end subroutine', '  end interface']
             done.append(f.name)
         if plans is None:
+            continue
+        if f08_bindc(f, plans):
+            for prefix in ('', 'P'):
+                r = f08_interface(f, plans, prefix)
+                if r is None:
+                    break
+                ifaces += r
+            else:
+                done.append(f.name)
             continue
         for prefix in ('', 'P'):
             r = f08_function(f, plans, prefix)
@@ -616,6 +819,8 @@ def gen_f08(funcs, values, status_size):
             glues += glue
             procs += proc
             uses.append((prefix + f.name).lower())
+            ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
+                       '  end interface']
         else:
             done.append(f.name)
     # the glue: a module of its own, so that its names (those of the external mpi_x_) do
@@ -640,8 +845,13 @@ def gen_f08(funcs, values, status_size):
     L += ['    module procedure skn_eq_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
     L += ['  end interface', '  interface operator(/=)']
     L += ['    module procedure skn_ne_%s' % t.lower() for t in sorted(set(F08_HANDLES.values()))]
+    for prefix in ('', 'P'):  # MPI_F_SYNC_REG: Fortran only (fortran_special.c)
+        ifaces += ['  interface %sMPI_F_sync_reg' % prefix,
+                   '    subroutine %sMPI_F_sync_reg_f08(buf) bind(C, name="%sMPI_F_sync_reg_f08")' % (prefix, prefix),
+                   '      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf', '      type(*), dimension(*) :: buf',
+                   '    end subroutine', '  end interface']
     sgen, sprocs = sizeof_generic(True)
-    L += ['  end interface'] + sgen + ['contains'] + ops + sprocs + procs + ['end module mpi_f08']
+    L += ['  end interface'] + sgen + ifaces + ['contains'] + ops + sprocs + procs + ['end module mpi_f08']
     return '\n'.join(L) + '\n', done
 
 
@@ -719,6 +929,8 @@ SPECIAL_MPI = {
     'MPI_Win_get_attr': ['integer, intent(in) :: win, win_keyval',
                          'integer(kind=MPI_ADDRESS_KIND) :: attribute_val', 'logical :: flag'],
     'MPI_Attr_get': ['integer, intent(in) :: comm, keyval', 'integer :: attribute_val', 'logical :: flag'],
+    'MPI_Grequest_start': ['external :: query_fn, free_fn, cancel_fn', 'integer :: request',
+                           'integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state'],
 }
 SPECIAL_ARGS = {
     'MPI_Comm_create_keyval': 'comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state',
@@ -730,6 +942,7 @@ SPECIAL_ARGS = {
     'MPI_Comm_get_attr': 'comm, comm_keyval, attribute_val, flag',
     'MPI_Type_get_attr': 'datatype, type_keyval, attribute_val, flag',
     'MPI_Win_get_attr': 'win, win_keyval, attribute_val, flag', 'MPI_Attr_get': 'comm, keyval, attribute_val, flag',
+    'MPI_Grequest_start': 'query_fn, free_fn, cancel_fn, extra_state, request',
 }
 
 
@@ -785,6 +998,9 @@ def gen_mpi_module(funcs):
             if r:
                 L += r
                 done.append(f.name)
+    for prefix in ('', 'P'):  # MPI_F_SYNC_REG: Fortran only (fortran_special.c)
+        L += ['    subroutine %sMPI_F_sync_reg(buf)' % prefix, '      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf',
+              '      type(*), dimension(*) :: buf', '    end subroutine']
     gen, procs = sizeof_generic(False)
     L += ['  end interface'] + gen + ['contains'] + procs + ['end module mpi']
     return '\n'.join(L) + '\n', set(done)

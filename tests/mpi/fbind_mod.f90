@@ -56,6 +56,8 @@ program fbind_mod
                     MPI_STATUS_IGNORE, ierr)
   call check(rbuf(1) == prev + 1 .and. rbuf(2) == prev + 2, 'MPI_BOTTOM struct')
   call MPI_Type_free(stype, ierr)
+  call MPI_F_sync_reg(rbuf)
+  call check(rbuf(1) == prev + 1, 'MPI_F_sync_reg keeps the value')
 
   call MPI_Finalize(ierr)
   if (rank == 0) print '(A)', 'PASS fbind_mod'
