@@ -15,7 +15,12 @@ mkdir -p "$TMPDIR"
 tool=$build/bin/skein-privatize
 client=$build/bin/skein-privatize-client
 fail() { echo "FAIL $*"; exit 1; }
-servers() { pgrep -f -- "--serve $TMPDIR/" | wc -l; }
+servers() {  # server processes, not their per-request or PCH-building children
+  local all n=0 p
+  all=$(pgrep -f -- "--serve $TMPDIR/")
+  for p in $all; do grep -qx "$(ps -o ppid= -p "$p" | tr -d ' ')" <<<"$all" || n=$((n + 1)); done
+  echo $n
+}
 
 mkdir -p "$work/src/inc" "$work/a" "$work/b"
 cat > "$work/src/inc/cfg.h" <<'EOF'
