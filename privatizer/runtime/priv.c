@@ -129,7 +129,7 @@ static void map_module(skn_rank *r, skn_priv_rank *pr, int i) {
  * (runtime/tools/mpicc.in). Writes up to `max` names into `names` (NUL-separated, size
  * len); returns how many there are, or 0 without a symbol table. */
 static bool own_mutable(const char *name) {
-  static const char *skip[] = {"__", "DW.ref.", "_ZSt", "_ZNSt", "_ZNKSt", "_ZN9__gnu_cxx", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "_ZTT", "_ZZNSt", ".", NULL};
+  static const char *skip[] = {"__", "skn_", "DW.ref.", "_ZSt", "_ZNSt", "_ZNKSt", "_ZN9__gnu_cxx", "_ZGV", "_ZTV", "_ZTI", "_ZTS", "_ZTT", "_ZZNSt", ".", NULL};
   if (!name[0] || strchr(name, '@')) return false;
   for (const char **p = skip; *p; p++)
     if (strncmp(name, *p, strlen(*p)) == 0) return false;

@@ -75,7 +75,20 @@ bool skn_op_defined(int op, int t) {
     case 8: LOOP(T, a[i] | b[i]); return;                            \
     case 10: LOOP(T, a[i] ^ b[i]); return;                           \
   }
-#define INT(T) ARITH(T) BITS(T) return
+/* Integer SUM and PROD wrap around (two's complement) instead of being undefined on
+ * overflow, as users of MPI_SUM on counters expect; the builtins store the wrapped result. */
+#define WRAP(T, OVF)                                                 \
+  do {                                                               \
+    const T *a = (const T *)in;                                      \
+    T *b = (T *)inout;                                               \
+    for (size_t i = 0; i < n; i++) (void)OVF(a[i], b[i], &b[i]);     \
+  } while (0)
+#define WRAPPING(T)                                                  \
+  switch (op) {                                                      \
+    case 3: WRAP(T, __builtin_add_overflow); return;                 \
+    case 4: WRAP(T, __builtin_mul_overflow); return;                 \
+  }
+#define INT(T) WRAPPING(T) ARITH(T) BITS(T) return
 #define LOGIC(T)                                                     \
   switch (op) {                                                      \
     case 5: LOOP(T, a[i] && b[i]); return;                           \
