@@ -409,7 +409,15 @@ static void *timeout_thread(void *unused) {
 /* The job's processes agree on a deadlock (core/remote.c): this process's part. The
  * pause lets the other processes get the verdict before they see this one end. */
 static void report_deadlock(void) {
-  describe_ranks(false);
+  /* Every rank here has ended: with a non-zero exit code, that is the likely cause of the
+   * others' wait and the job's code; with none, this process is closing, not deadlocked
+   * (a verdict that raced with the job's end), and finishes as it would have. */
+  if (!describe_ranks(false)) {
+    int code = atomic_load(&skn_job_g.first_exit_code);
+    if (code == 0) return;
+    fflush(NULL);
+    _exit(code);
+  }
   fflush(NULL);
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
