@@ -1184,7 +1184,9 @@ static ucs_status_t wait_request(ucs_status_ptr_t sp, int ms) {
   ucs_status_t st;
   while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS && skn_now_ns() < end)
     skn_net_progress();
-  if (st == UCS_INPROGRESS) ucp_request_cancel(net_state.worker, sp);
+  /* A flush or close cannot be cancelled (ucp_request_cancel is for receives). Freed
+   * unfinished, it goes on inside UCX with no callback, and ucp_worker_destroy ends
+   * whatever is left of it. */
   ucp_request_free(sp);
   return st;
 }
@@ -1253,7 +1255,8 @@ int skn_net_finalize(void) {
   /* After the flush and the fence nothing of ours is in flight. A close that cannot
    * finish is given up. */
   for (int q = 0; q < net_state.pmi->nprocs; q++)
-    if (closing[q]) wait_request(closing[q], 2000);
+    if (closing[q] && wait_request(closing[q], 2000) == UCS_INPROGRESS)
+      skn_log("UCX transport: closing the endpoint to process %d did not finish in 2 s", q);
   free(closing);
   /* And a second fence, so that no process leaves (closing its sockets) while another
    * still closes its endpoints or progresses: a peer gone in the middle of that showed
