@@ -106,6 +106,7 @@ static struct {
   ucs_thread_mode_t thread_mode;
   peer *peers;
   _Atomic(uintptr_t) holder; /* thread pointer of the thread holding the lock, 0: free */
+  _Atomic(unsigned) wanted;  /* threads waiting in lock_slow: progress polls stand back */
   unsigned calls;        /* progress calls */
   uint64_t next_check_ns;
   size_t rndv_threshold;
@@ -133,13 +134,20 @@ static struct {
  * the kernel thread in one instruction. */
 static inline uintptr_t thread_id(void) { return (uintptr_t)__builtin_thread_pointer(); }
 
+/* A thread that must send waits here; try_lock (progress polls, which can be skipped) gives
+ * way while anyone does: a waiter spinning on progress took the lock again at once after
+ * each release and starved the other worker's send for good (intercomm, 5 ranks over 2
+ * processes on 2 workers: a rank stuck in MPI_Intercomm_create). */
 static void lock_slow(uintptr_t me) {
+  atomic_fetch_add_explicit(&net_state.wanted, 1, memory_order_relaxed);
   for (unsigned spins = 1;; spins++) {
     uintptr_t none = 0;
     if (atomic_load_explicit(&net_state.holder, memory_order_relaxed) == 0 &&
         atomic_compare_exchange_weak_explicit(&net_state.holder, &none, me, memory_order_acquire,
-                                              memory_order_relaxed))
+                                              memory_order_relaxed)) {
+      atomic_fetch_sub_explicit(&net_state.wanted, 1, memory_order_relaxed);
       return;
+    }
     if (spins % 1024 == 0) sched_yield(); /* the holder may have lost its core */
     else skn_cpu_relax();
   }
@@ -160,10 +168,11 @@ static inline void unlock(bool taken) {
   if (taken) atomic_store_explicit(&net_state.holder, 0, memory_order_release);
 }
 
-/* For progress and arm: false if anyone holds the lock, this thread included. */
+/* For progress and arm: false if anyone holds or waits for the lock, this thread included. */
 static inline bool try_lock(void) {
   uintptr_t none = 0;
   return atomic_load_explicit(&net_state.holder, memory_order_relaxed) == 0 &&
+         atomic_load_explicit(&net_state.wanted, memory_order_relaxed) == 0 &&
          atomic_compare_exchange_strong_explicit(&net_state.holder, &none, thread_id(), memory_order_acquire,
                                                  memory_order_relaxed);
 }
