@@ -196,6 +196,9 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
   if (size < 0) return WIN_ERR(MPI_ERR_SIZE, "size=%td is negative", size);
   if (!base && size > 0) return WIN_ERR(MPI_ERR_ARG, "base=NULL");
   int rc = skn_win_attach(v->win, v->rank, base, (size_t)size);
+  if (rc == SKN_ERR_NOMEM && v->win->span)
+    return WIN_ERR(MPI_ERR_NO_MEM, "out of memory, a failed registration, or %d regions attached already (the "
+                   "limit of windows spanning processes)", SKN_WIN_DYN_MAX);
   if (rc == SKN_ERR_NOMEM) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory");
   if (rc != SKN_OK) return WIN_ERR(MPI_ERR_RMA_ATTACH, "[%p, +%td) overlaps memory attached already", base, size);
   return MPI_SUCCESS;
