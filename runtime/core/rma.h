@@ -83,8 +83,9 @@ typedef struct skn_win {
  * this process) creates the window object, every member fills in its own memory, and all
  * return the same window once all have. When c spans processes, each member registers
  * its memory with the transport and the members exchange base, size, displacement unit
- * and keys; then flavors DYNAMIC and SHARED are not supported (the API layer refuses
- * them) and running out of memory ends the job. `alloc_size` >= 0 (allocate
+ * and keys (flavor DYNAMIC: of the member's directory of attached regions instead);
+ * then flavor SHARED is not supported (the API layer refuses it) and running out of
+ * memory ends the job. `alloc_size` >= 0 (allocate
  * flavors) makes the window allocate the member's memory (`base` ignored); with
  * `shared`, the members' parts are consecutive in one block allocated by the first
  * member (unless `noncontig`: then each allocates its own). NULL when out of memory (for
