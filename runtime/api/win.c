@@ -86,11 +86,11 @@ static int create(const char *fn, int flavor, void *base, MPI_Aint size, int dis
   if ((rc = check_info(me, fn, info, comm)) != MPI_SUCCESS) return rc;
   skn_comm *c = cv->comm;
   /* Every member sees the same communicator and flavor: all refuse alike, nobody waits. */
-  if (c->x && (flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_DYNAMIC))
+  if (c->x && flavor == MPI_WIN_FLAVOR_SHARED)
     return skn_api_error(me, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "%s windows whose group spans several processes are not supported (the communicator has "
-                         "members in %d processes; see docs/user-guide.md, One-sided communication)",
-                         flavor == MPI_WIN_FLAVOR_SHARED ? "shared-memory" : "dynamic", c->x->nprocs);
+                         "shared-memory windows whose group spans several processes are not supported (the "
+                         "communicator has members in %d processes; see docs/user-guide.md, One-sided communication)",
+                         c->x->nprocs);
   skn_win_view *v = calloc(1, sizeof *v);
   int n = c->size;
   if (v) {
@@ -196,6 +196,9 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
   if (size < 0) return WIN_ERR(MPI_ERR_SIZE, "size=%td is negative", size);
   if (!base && size > 0) return WIN_ERR(MPI_ERR_ARG, "base=NULL");
   int rc = skn_win_attach(v->win, v->rank, base, (size_t)size);
+  if (rc == SKN_ERR_NOMEM && v->win->span)
+    return WIN_ERR(MPI_ERR_NO_MEM, "out of memory, a failed registration, or %d regions attached already (the "
+                   "limit of windows spanning processes)", SKN_WIN_DYN_MAX);
   if (rc == SKN_ERR_NOMEM) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory");
   if (rc != SKN_OK) return WIN_ERR(MPI_ERR_RMA_ATTACH, "[%p, +%td) overlaps memory attached already", base, size);
   return MPI_SUCCESS;
@@ -498,9 +501,8 @@ static int accumulate(const char *fn, const void *obuf, int ocount, MPI_Datatype
     skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
     if (t.peer->tp->accumulate(t.peer, &l, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL,
                                (size_t)rcount, rt, (size_t)tcount, t.tt) != SKN_OK)
-      return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "accumulates on %s (%zu-byte elements) to rank %d in another "
-                     "process need 4- or 8-byte aligned elements (see docs/user-guide.md)",
-                     skn_dt_predefined[basic].name, skn_dt_predefined[basic].size, rank);
+      return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "accumulates on %s to rank %d: not supported by its transport",
+                     skn_dt_predefined[basic].name, rank);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
@@ -575,8 +577,8 @@ int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Da
   if (rc != MPI_SUCCESS || t.skip) return rc;
   skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
   if (t.peer->tp->cas(t.peer, &l, basic, obuf, cbuf, rbuf) != SKN_OK)
-    return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap on %s to rank %d in another process needs "
-                   "a 4- or 8-byte aligned element", skn_dt_predefined[basic].name, rank);
+    return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap on %s to rank %d: not supported by its "
+                   "transport", skn_dt_predefined[basic].name, rank);
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(Compare_and_swap);
@@ -598,6 +600,7 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
    * process): the barrier orders everyone's before everyone's after. */
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   if (v->win->span) skn_win_flush(v->win, -1);
+  skn_win_dyn_forget(v->win, -1); /* regions may be attached or detached from here on */
   skn_coll_barrier(me, v->win->comm);
   skn_api_leave(me);
   atomic_thread_fence(memory_order_seq_cst);

@@ -24,6 +24,7 @@
 
 #include "core.h"
 #include "engine.h"
+#include "rma.h"
 #include "pmi/pmi.h"
 #include "ucx/net.h"
 
@@ -629,19 +630,26 @@ enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP
 
 /* Accumulates in batches: the elements of one call are collected (up to ACC_BATCH at a
  * time) and their remote atomics issued together, so that a call costs a few round
- * trips instead of one or two per element. Per element: old (if wanted) = *taddr;
- * *taddr = in op *taddr, with UCX's word atomics where the op is one of theirs and a
- * compare-and-swap loop otherwise, which is what the target's own accumulates do on
- * such elements (rma.c): all stay atomic together. Each round is waited for before the
- * call returns, which keeps the accumulates of one origin ordered. */
+ * trips instead of one or two per element. Per element: old (if wanted) = element;
+ * element = in op element, atomically with respect to the target process's own
+ * accumulates, which use hardware atomics on elements of 1, 2, 4 and 8 bytes aligned to
+ * their size and a lock otherwise (rma.c, acc_elem). Here: a 4- or 8-byte element is
+ * one UCX word atomic where the op is one of UCX's, a compare-and-swap loop otherwise; a
+ * 1- or 2-byte element is a compare-and-swap loop on the aligned 4-byte word holding it
+ * (its neighbours are written back unchanged, and the CPU's atomics on the byte and on
+ * the word exclude each other); any other element takes the window's element lock in
+ * the target process (skn_win_elem_lock), is read, changed and written back. Each round
+ * is waited for before the call returns, which keeps the accumulates of one origin
+ * ordered. */
 #define ACC_BATCH 256
 typedef struct acc_batch {
   skn_rank *target;
   const skn_rma_loc *t;
   int op, basic, aop; /* aop: UCX's own op for `op`, or -1 (CAS loop) */
-  size_t width;
+  size_t width, bs;   /* atomic's width; element size (smaller: a part of the word) */
   int n;
-  char *taddr[ACC_BATCH];
+  char *taddr[ACC_BATCH]; /* the words */
+  uint8_t off[ACC_BATCH]; /* the element's offset in its word */
   const char *in[ACC_BATCH]; /* NULL for MPI_NO_OP */
   char *old[ACC_BATCH];      /* NULL: not wanted */
   uint64_t cur[ACC_BATCH], nv[ACC_BATCH], cmp[ACC_BATCH];
@@ -662,11 +670,13 @@ static void acc_run(acc_batch *b) {
      * is complete at the target */
     rma_wait_init(&w);
     for (int k = 0; k < b->n; k++) {
-      void *res = b->old[k] ? (void *)b->old[k] : (void *)&b->cur[k];
+      void *res = b->old[k] && b->width == b->bs ? (void *)b->old[k] : (void *)&b->cur[k];
       if (b->op == OP_NO_OP) acc_issue(b, &w, k, SKN_NET_AOP_OR, &zero, res); /* an atomic read */
       else acc_issue(b, &w, k, b->aop, b->in[k], res);
     }
     rma_wait_all(&w);
+    for (int k = 0; k < b->n; k++)
+      if (b->old[k] && b->width != b->bs) memcpy(b->old[k], (char *)&b->cur[k] + b->off[k], b->bs);
     b->n = 0;
     return;
   }
@@ -678,7 +688,7 @@ static void acc_run(acc_batch *b) {
     for (int k = 0; k < b->n; k++) {
       if (!b->taddr[k]) continue; /* done */
       b->nv[k] = b->cur[k];
-      skn_op_apply(b->op, b->basic, b->in[k], &b->nv[k], 1);
+      skn_op_apply(b->op, b->basic, b->in[k], (char *)&b->nv[k] + b->off[k], 1);
       b->cmp[k] = b->cur[k];
       acc_issue(b, &w, k, SKN_NET_AOP_CSWAP, &b->nv[k], &b->cmp[k]);
     }
@@ -689,12 +699,43 @@ static void acc_run(acc_batch *b) {
         b->cur[k] = b->cmp[k]; /* someone changed it meanwhile: again from its value */
         continue;
       }
-      if (b->old[k]) memcpy(b->old[k], &b->cur[k], b->width);
+      if (b->old[k]) memcpy(b->old[k], (char *)&b->cur[k] + b->off[k], b->bs);
       b->taddr[k] = NULL;
       left--;
     }
   }
   b->n = 0;
+}
+
+/* `len` contiguous bytes at taddr, waited for (a put completes locally only: the caller
+ * flushes when the target must have it). */
+static void rma_bytes(skn_rank *target, const skn_rma_loc *t, bool put, void *buf, char *taddr, size_t len) {
+  rma_xfer x = {.put = put, .target = target, .t = t, .buf = buf};
+  rma_wait_init(&x.w);
+  rma_piece(&x, 0, taddr, len);
+  rma_wait_all(&x.w);
+}
+
+static int ucx_rma_flush(skn_rank *target);
+
+/* One element under the window's element lock: in and old in the packed stream's
+ * layout (NULL: MPI_NO_OP, not wanted). */
+static void acc_locked(skn_rank *target, const skn_rma_loc *t, int op, int basic, const char *in, char *old,
+                       char *taddr) {
+  const skn_dtype *bt = &skn_dt_predefined[basic];
+  size_t ext = (size_t)bt->extent;
+  _Alignas(64) char cur[64], inel[64];
+  if (ext > sizeof cur) skn_fatal("accumulate on %s: %zu-byte elements", bt->name, ext);
+  skn_win_elem_lock(t->w, target, taddr);
+  rma_bytes(target, t, false, cur, taddr, ext);
+  if (old) skn_dt_pack(old, cur, bt, bt->size);
+  if (in) {
+    skn_dt_unpack(inel, bt, in, bt->size);
+    skn_op_apply(op, basic, inel, cur, 1);
+    rma_bytes(target, t, true, cur, taddr, ext);
+    ucx_rma_flush(target); /* at the target before the lock is released */
+  }
+  skn_win_elem_unlock(t->w, target, taddr);
 }
 
 static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int basic, const void *origin,
@@ -703,24 +744,20 @@ static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, in
   const skn_dtype *bt = &skn_dt_predefined[basic];
   size_t bs = bt->size, total = tcount * tt->size;
   if (!total) return SKN_OK;
-  /* UCX has 32- and 64-bit atomics: other element sizes would need the target's help */
-  if ((bs != 4 && bs != 8) || (ptrdiff_t)bs != bt->extent || ((uintptr_t)t->addr & (bs - 1)))
-    return SKN_RMA_UNSUPPORTED;
-  if (!tt->contig)
-    for (int b = 0; b < tt->nblocks; b++)
-      if (tt->blocks[b].len % bs || ((uintptr_t)tt->blocks[b].off & (bs - 1)) || tt->extent % (ptrdiff_t)bs)
-        return SKN_RMA_UNSUPPORTED;
+  bool native = (ptrdiff_t)bs == bt->extent; /* the packed stream is the memory layout */
+  /* elements the target's process updates with hardware atomics when aligned */
+  size_t hw = native && (bs == 1 || bs == 2 || bs == 4 || bs == 8) ? bs : 0;
   bool integer = bt->nsig == 1 && bt->sig[0].code >= SKN_SIG_I1 && bt->sig[0].code <= SKN_SIG_I8;
   const char *in = origin;
   char *inbuf = NULL, *oldbuf = NULL;
-  if (op != OP_NO_OP && !ot->contig) {
+  if (op != OP_NO_OP && !(ot->contig && native)) {
     if (!(inbuf = malloc(total))) skn_fatal("out of memory for an accumulate of %zu bytes", total);
     skn_dt_pack(inbuf, origin, ot, total);
     in = inbuf;
   }
   (void)ocount;
   char *old = result;
-  if (result && !rt->contig) {
+  if (result && !(rt->contig && native)) {
     if (!(oldbuf = malloc(total))) skn_fatal("out of memory for an accumulate of %zu bytes", total);
     old = oldbuf;
   }
@@ -731,28 +768,35 @@ static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, in
   b->t = t;
   b->op = op;
   b->basic = basic;
-  b->width = bs;
+  b->bs = bs;
+  b->width = bs == 8 ? 8 : 4;
   b->n = 0;
   b->aop = -1;
-  if (op == OP_REPLACE) b->aop = SKN_NET_AOP_SWAP;
-  else if (integer && op == OP_SUM) b->aop = SKN_NET_AOP_ADD;
-  else if (integer && op == OP_BAND) b->aop = SKN_NET_AOP_AND;
-  else if (integer && op == OP_BOR) b->aop = SKN_NET_AOP_OR;
-  else if (integer && op == OP_BXOR) b->aop = SKN_NET_AOP_XOR;
-  size_t s = 0;
-  for (size_t i = 0; i < tcount; i++)
-    for (int k = 0; k < (tt->contig ? 1 : tt->nblocks); k++) {
-      char *blk = tt->contig ? t->addr + (ptrdiff_t)i * tt->extent
-                             : t->addr + (ptrdiff_t)i * tt->extent + tt->blocks[k].off;
-      size_t len = tt->contig ? tt->size : tt->blocks[k].len;
-      for (size_t e = 0; e < len; e += bs, s += bs) {
-        if (op == OP_NO_OP && !old) continue; /* nothing to read or change */
-        b->taddr[b->n] = blk + e;
-        b->in[b->n] = op == OP_NO_OP ? NULL : in + s;
-        b->old[b->n] = old ? old + s : NULL;
-        if (++b->n == ACC_BATCH) acc_run(b);
-      }
+  if (bs >= 4) { /* whole words: UCX's own ops apply */
+    if (op == OP_REPLACE) b->aop = SKN_NET_AOP_SWAP;
+    else if (integer && op == OP_SUM) b->aop = SKN_NET_AOP_ADD;
+    else if (integer && op == OP_BAND) b->aop = SKN_NET_AOP_AND;
+    else if (integer && op == OP_BOR) b->aop = SKN_NET_AOP_OR;
+    else if (integer && op == OP_BXOR) b->aop = SKN_NET_AOP_XOR;
+  }
+  skn_rma_pos pos = {tt, t->addr, 0, 0, 0};
+  for (size_t s = 0; s < total; s += bs) {
+    char *a = tt->contig && native ? t->addr + s : skn_rma_elem(&pos, bs);
+    if (op == OP_NO_OP && !old) continue; /* nothing to read or change */
+    const char *ein = op == OP_NO_OP ? NULL : in + s;
+    char *eold = old ? old + s : NULL;
+    if (!hw || ((uintptr_t)a & (hw - 1))) {
+      if (b->n) acc_run(b); /* this origin's accumulates stay ordered */
+      acc_locked(target, t, op, basic, ein, eold, a);
+      continue;
     }
+    char *word = (char *)((uintptr_t)a & ~(uintptr_t)(b->width - 1));
+    b->taddr[b->n] = word;
+    b->off[b->n] = (uint8_t)(a - word);
+    b->in[b->n] = ein;
+    b->old[b->n] = eold;
+    if (++b->n == ACC_BATCH) acc_run(b);
+  }
   if (b->n) acc_run(b);
   free(b);
   if (oldbuf) skn_dt_unpack(result, rt, oldbuf, total);
@@ -763,12 +807,41 @@ static int ucx_rma_accumulate(skn_rank *target, const skn_rma_loc *t, int op, in
 
 static int ucx_rma_cas(skn_rank *target, const skn_rma_loc *t, int basic, const void *origin, const void *compare,
                        void *result) {
-  size_t bs = skn_dt_predefined[basic].size;
-  if ((bs != 4 && bs != 8) || ((uintptr_t)t->addr & (bs - 1))) return SKN_RMA_UNSUPPORTED;
-  uint64_t cmp = 0;
-  memcpy(&cmp, compare, bs);
-  rma_word(target, t, t->addr, SKN_NET_AOP_CSWAP, bs, origin, &cmp);
-  memcpy(result, &cmp, bs);
+  size_t bs = skn_dt_predefined[basic].size; /* integer, logical or byte types: no gaps */
+  uintptr_t a = (uintptr_t)t->addr;
+  if ((bs == 4 || bs == 8) && !(a & (bs - 1))) {
+    uint64_t cmp = 0;
+    memcpy(&cmp, compare, bs);
+    rma_word(target, t, t->addr, SKN_NET_AOP_CSWAP, bs, origin, &cmp);
+    memcpy(result, &cmp, bs);
+    return SKN_OK;
+  }
+  if ((bs == 1 || bs == 2) && !(a & (bs - 1))) { /* on the aligned word holding it (see above) */
+    static const uint64_t zero = 0;
+    char *word = (char *)(a & ~(uintptr_t)3);
+    size_t off = a & 3;
+    uint64_t cur = 0, nv, cmp;
+    rma_word(target, t, word, SKN_NET_AOP_OR, 4, &zero, &cur);
+    while (!memcmp((char *)&cur + off, compare, bs)) {
+      nv = cmp = cur;
+      memcpy((char *)&nv + off, origin, bs);
+      rma_word(target, t, word, SKN_NET_AOP_CSWAP, 4, &nv, &cmp);
+      if (!memcmp(&cmp, &cur, 4)) break; /* swapped */
+      cur = cmp;                         /* a neighbour or the element changed: again */
+    }
+    memcpy(result, (char *)&cur + off, bs);
+    return SKN_OK;
+  }
+  _Alignas(64) char old[64];
+  if (bs > sizeof old) skn_fatal("compare-and-swap on %zu-byte elements", bs);
+  skn_win_elem_lock(t->w, target, t->addr);
+  rma_bytes(target, t, false, old, t->addr, bs);
+  if (!memcmp(old, compare, bs)) {
+    rma_bytes(target, t, true, (void *)(uintptr_t)origin, t->addr, bs);
+    ucx_rma_flush(target);
+  }
+  skn_win_elem_unlock(t->w, target, t->addr);
+  memcpy(result, old, bs);
   return SKN_OK;
 }
 

@@ -49,8 +49,13 @@ void skn_rma_wake(skn_rma_wq *q) {
 
 /* The members' records and the PSCW post counters, one block (registered as one region
  * when the window spans processes: other processes' origins reach the words in it). */
-static size_t sync_block_size(int n) {
+static size_t elocks_offset(int n) {
   size_t b = sizeof(skn_win_target) * (size_t)n + sizeof(_Atomic(int)) * (size_t)n * (size_t)n;
+  return (b + 7) & ~(size_t)7;
+}
+
+static size_t sync_block_size(int n, bool span) {
+  size_t b = elocks_offset(n) + (span ? sizeof(_Atomic(uint64_t)) * SKN_WIN_STRIPES : 0);
   return (b + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1);
 }
 
@@ -61,11 +66,12 @@ static skn_win *win_new(skn_comm *c, int flavor, bool span) {
   w->size = n;
   w->flavor = flavor;
   w->span = span;
-  size_t bytes = sync_block_size(n);
+  size_t bytes = sync_block_size(n, span);
   w->t = aligned_alloc(SKN_CACHELINE, bytes);
   if (w->t) {
     memset(w->t, 0, bytes);
     w->posts = (_Atomic(int) *)(void *)(w->t + n);
+    if (span) w->elocks = (_Atomic(uint64_t) *)(void *)((char *)w->t + elocks_offset(n));
   }
   /* spanning: the private communicator needs a context id agreed on (skn_win_create) */
   if (!span) w->comm = skn_comm_create(n, c->members);
@@ -99,6 +105,20 @@ typedef struct span_rec {
   char rkey[RKEY_MAX], sync_rkey[RKEY_MAX];
 } span_rec;
 
+/* A member's directory of attached regions (dynamic windows spanning processes): a
+ * sequence lock (gen is odd while the member changes it; readers in other processes
+ * read gen, the entries, gen again, and retry when they differ), then the entries. */
+typedef struct dir_ent {
+  uint64_t lo, hi, serial;
+  uint32_t rkey_len, pad;
+  char rkey[RKEY_MAX];
+} dir_ent;
+typedef struct win_dir {
+  _Atomic(uint64_t) gen;
+  uint64_t n;
+  dir_ent e[SKN_WIN_DYN_MAX];
+} win_dir;
+
 static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor, void *base, size_t size,
                                 int disp_unit) {
   skn_comm *lc = c->x->local;
@@ -111,7 +131,8 @@ static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor,
     skn_win *nw = win_new(c, flavor, true);
     if (!nw) skn_fatal("rank %d: out of memory creating a window of %d members", me->world_rank, n);
     size_t len = RKEY_MAX;
-    if (!skn_remote_mem_map(nw->t, sync_block_size(n), &nw->sync_mem, mine->sync_rkey, &len))
+    nw->lead = rank;
+    if (!skn_remote_mem_map(nw->t, sync_block_size(n, true), &nw->sync_mem, mine->sync_rkey, &len))
       skn_fatal("rank %d: cannot register a window's synchronization words with the transport", me->world_rank);
     mine->sync_rkey_len = (uint32_t)len;
     a.result = nw;
@@ -128,14 +149,22 @@ static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor,
   } else {
     t->base = base;
   }
+  void *reg = t->base;
+  if (flavor == FLAVOR_DYNAMIC) { /* no memory yet: the directory takes its place */
+    if (!(t->dir = t->owned = alloc_block(sizeof(win_dir))))
+      skn_fatal("rank %d: out of memory for a dynamic window", me->world_rank);
+    memset(t->dir, 0, sizeof(win_dir));
+    reg = t->dir;
+    size = sizeof(win_dir);
+  }
   if (size) {
     size_t len = RKEY_MAX;
-    if (!skn_remote_mem_map(t->base, size, &t->mem, mine->rkey, &len))
+    if (!skn_remote_mem_map(reg, size, &t->mem, mine->rkey, &len))
       skn_fatal("rank %d: cannot register %zu bytes of window memory with the transport", me->world_rank, size);
     mine->rkey_len = (uint32_t)len;
   }
-  mine->base = (uintptr_t)t->base;
-  mine->size = size;
+  mine->base = (uintptr_t)reg;
+  mine->size = t->size;
   mine->sync_base = (uintptr_t)w->t;
   mine->disp_unit = disp_unit;
   mine->ctx = rank == 0 ? skn_cid_alloc() : 0;
@@ -152,11 +181,15 @@ static skn_win *win_create_span(skn_rank *me, skn_comm *c, int rank, int flavor,
       ti->sync_base = all[i].sync_base;
       if (c->x->proc_index[i] == c->x->me) continue; /* filled in by the member itself */
       skn_rank *r = c->members[i];
-      ti->base = (char *)(uintptr_t)all[i].base;
-      ti->size = (size_t)all[i].size;
       ti->disp_unit = all[i].disp_unit;
-      ti->sync_base = all[i].sync_base;
-      if (all[i].rkey_len) ti->rkey = skn_remote_rkey(r->proc, all[i].rkey, all[i].rkey_len);
+      if (flavor == FLAVOR_DYNAMIC) {
+        ti->dir_addr = all[i].base;
+        ti->dir_rkey = skn_remote_rkey(r->proc, all[i].rkey, all[i].rkey_len);
+      } else {
+        ti->base = (char *)(uintptr_t)all[i].base;
+        ti->size = (size_t)all[i].size;
+        if (all[i].rkey_len) ti->rkey = skn_remote_rkey(r->proc, all[i].rkey, all[i].rkey_len);
+      }
       /* the key of i's block travels with the first member of i's process only */
       int lead = c->x->leaders[c->x->proc_index[i]];
       ti->sync_rkey = skn_remote_rkey(r->proc, all[lead].sync_rkey, all[lead].sync_rkey_len);
@@ -225,15 +258,26 @@ void skn_win_free(skn_rank *me, skn_win *w) {
     free(t->owned);
     for (skn_win_region *r = t->regions, *next; r; r = next) {
       next = r->next;
+      if (r->mem) skn_remote_mem_unmap(r->mem);
       free(r);
     }
+    t->regions = NULL;
   }
   skn_comm_release(c);
   if (atomic_fetch_sub(&w->refs, 1) == 1) {
     if (w->span) {
       for (int i = 0; i < w->size; i++) {
-        if (w->t[i].rkey) skn_remote_rkey_destroy(w->t[i].rkey);
-        if (w->t[i].sync_rkey) skn_remote_rkey_destroy(w->t[i].sync_rkey);
+        skn_win_target *t = &w->t[i];
+        if (t->rkey) skn_remote_rkey_destroy(t->rkey);
+        if (t->sync_rkey) skn_remote_rkey_destroy(t->sync_rkey);
+        if (!t->dir_rkey) continue; /* the rest: another process's dynamic member */
+        skn_remote_rkey_destroy(t->dir_rkey);
+        for (int k = 0; k < 2; k++)
+          for (skn_win_region *r = k ? t->retired : t->regions, *next; r; r = next) {
+            next = r->next;
+            skn_remote_rkey_destroy(r->rkey);
+            free(r);
+          }
       }
       skn_remote_mem_unmap(w->sync_mem);
     }
@@ -356,6 +400,41 @@ static bool span_try_lock(skn_win *w, int target, bool exclusive) {
   return false;
 }
 
+static int member_index(const skn_win *w, const skn_rank *member) {
+  if (skn_win_member(w, w->lead) == member) return w->lead;
+  for (int i = 0; i < w->size; i++)
+    if (skn_win_member(w, i) == member) return i;
+  skn_fatal("rank %d is no member of the window", member->world_rank);
+}
+
+typedef struct elem_try {
+  skn_win *w;
+  int i;
+  const void *word;
+} elem_try;
+
+static bool elem_cond(void *arg) {
+  elem_try *e = arg;
+  skn_rank *r = skn_win_member(e->w, e->i);
+  skn_rma_loc l = sync_loc(e->w, e->i, e->word);
+  uint64_t one = 1, cmp = 0, old = 1;
+  if (r->tp->cas(r, &l, DT_UINT64, &one, &cmp, &old) != SKN_OK)
+    skn_fatal("the transport to rank %d cannot take an accumulate lock", r->world_rank);
+  return old == 0;
+}
+
+/* The holder keeps it for a few round trips at most: poll (and progress the transport,
+ * which a holder in another process may need from us). */
+void skn_win_elem_lock(skn_win *w, const skn_rank *member, const char *taddr) {
+  elem_try e = {w, member_index(w, member), &w->elocks[((uintptr_t)taddr >> 6) % SKN_WIN_STRIPES]};
+  poll_until(elem_cond, &e);
+}
+
+void skn_win_elem_unlock(skn_win *w, const skn_rank *member, const char *taddr) {
+  sync_add(w, member_index(w, member), &w->elocks[((uintptr_t)taddr >> 6) % SKN_WIN_STRIPES], DT_UINT64,
+           ACC_REPLACE, 0);
+}
+
 /* ------------------------------------------------------------------ passive target */
 
 bool skn_win_try_lock(skn_win *w, int target, bool exclusive) {
@@ -384,6 +463,7 @@ static bool lock_cond(void *arg) {
 
 void skn_win_lock(skn_win *w, int target, bool exclusive) {
   lock_try t = {w, target, exclusive};
+  skn_win_dyn_forget(w, target);
   if (w->span) poll_until(lock_cond, &t);
   else skn_rma_wait_until(&w->t[target].wq, lock_cond, &t);
 }
@@ -435,6 +515,7 @@ static bool posts_arrived(void *arg) {
 
 void skn_win_start(skn_win *w, int me_rank, const int *targets, int n) {
   start_wait s = {w, me_rank, targets, n, 0};
+  for (int i = 0; i < n; i++) skn_win_dyn_forget(w, targets[i]);
   if (w->span) poll_until(posts_arrived, &s);
   else skn_rma_wait_until(&w->t[me_rank].wq, posts_arrived, &s);
 }
@@ -477,10 +558,21 @@ bool skn_win_test(skn_win *w, int me_rank, int n) {
 
 /* ------------------------------------------------------------------ dynamic windows */
 
+/* The member changes its own directory only (one writer): other processes' readers
+ * retry around it. */
+static void dir_begin(win_dir *d) {
+  atomic_fetch_add(&d->gen, 1);
+  atomic_thread_fence(memory_order_seq_cst);
+}
+static void dir_end(win_dir *d) {
+  atomic_thread_fence(memory_order_seq_cst);
+  atomic_fetch_add(&d->gen, 1);
+}
+
 int skn_win_attach(skn_win *w, int me_rank, void *base, size_t size) {
   skn_win_target *t = &w->t[me_rank];
   uintptr_t lo = (uintptr_t)base, hi = lo + size;
-  skn_win_region *r = malloc(sizeof *r);
+  skn_win_region *r = calloc(1, sizeof *r);
   if (!r) return SKN_ERR_NOMEM;
   skn_spin_lock(&t->regions_lock);
   for (skn_win_region *q = t->regions; q; q = q->next)
@@ -489,7 +581,31 @@ int skn_win_attach(skn_win *w, int me_rank, void *base, size_t size) {
       free(r);
       return SKN_ERR_NOT_FOUND;
     }
-  *r = (skn_win_region){lo, hi, t->regions};
+  skn_spin_unlock(&t->regions_lock);
+  *r = (skn_win_region){lo, hi, NULL, 0, NULL, NULL};
+  win_dir *d = t->dir;
+  if (d && size) { /* spanning processes: register and publish it (only this rank writes t's list) */
+    if (d->n == SKN_WIN_DYN_MAX) {
+      free(r);
+      return SKN_ERR_NOMEM;
+    }
+    dir_ent *e = &d->e[d->n];
+    size_t len = RKEY_MAX;
+    if (!skn_remote_mem_map(base, size, &r->mem, e->rkey, &len)) {
+      free(r);
+      return SKN_ERR_NOMEM;
+    }
+    r->serial = ++t->serial;
+    dir_begin(d);
+    e->lo = lo;
+    e->hi = hi;
+    e->serial = r->serial;
+    e->rkey_len = (uint32_t)len;
+    d->n++;
+    dir_end(d);
+  }
+  skn_spin_lock(&t->regions_lock);
+  r->next = t->regions;
   t->regions = r;
   skn_spin_unlock(&t->regions_lock);
   return SKN_OK;
@@ -506,17 +622,130 @@ bool skn_win_detach(skn_win *w, int me_rank, const void *base) {
       break;
     }
   skn_spin_unlock(&t->regions_lock);
+  if (found && found->mem) {
+    win_dir *d = t->dir;
+    dir_begin(d);
+    for (uint64_t k = 0; k < d->n; k++)
+      if (d->e[k].serial == found->serial) {
+        d->e[k] = d->e[--d->n];
+        break;
+      }
+    dir_end(d);
+    skn_remote_mem_unmap(found->mem);
+  }
   free(found);
   return found != NULL;
 }
 
+/* Reads member i's directory (another process's member) and makes it the regions cached
+ * here: those still attached keep their keys, the others are retired. */
+static void dyn_fetch(skn_win *w, int i) {
+  skn_rank *r = skn_win_member(w, i);
+  skn_win_target *t = &w->t[i];
+  const skn_dtype *byte = &skn_dt_predefined[4]; /* MPI_BYTE */
+  win_dir *d = malloc(sizeof *d);
+  if (!d) skn_fatal("out of memory reading the regions attached at rank %d", r->world_rank);
+  for (;;) {
+    uint64_t head[2], gen2;
+    skn_rma_loc l = {w, (char *)(uintptr_t)t->dir_addr, t->dir_rkey};
+    r->tp->get(r, &l, head, sizeof head, byte, sizeof head, byte);
+    uint64_t n = head[1] < SKN_WIN_DYN_MAX ? head[1] : SKN_WIN_DYN_MAX;
+    if (head[0] & 1) { /* the member is changing it */
+      skn_remote_poll();
+      skn_sched_yield();
+      continue;
+    }
+    l.addr = (char *)(uintptr_t)(t->dir_addr + offsetof(win_dir, e));
+    if (n) r->tp->get(r, &l, d->e, n * sizeof(dir_ent), byte, n * sizeof(dir_ent), byte);
+    l.addr = (char *)(uintptr_t)t->dir_addr;
+    r->tp->get(r, &l, &gen2, sizeof gen2, byte, sizeof gen2, byte);
+    d->n = n;
+    if (gen2 == head[0]) break;
+  }
+  skn_spin_lock(&t->regions_lock);
+  skn_win_region *old = t->regions, *fresh = NULL;
+  for (uint64_t k = 0; k < d->n; k++) {
+    skn_win_region *q = NULL;
+    for (skn_win_region **p = &old; *p; p = &(*p)->next)
+      if ((*p)->serial == d->e[k].serial) {
+        q = *p;
+        *p = q->next;
+        break;
+      }
+    if (!q) {
+      if (!(q = calloc(1, sizeof *q))) skn_fatal("out of memory caching the regions of rank %d", r->world_rank);
+      q->lo = d->e[k].lo;
+      q->hi = d->e[k].hi;
+      q->serial = d->e[k].serial;
+      q->rkey = skn_remote_rkey(r->proc, d->e[k].rkey, d->e[k].rkey_len);
+    }
+    q->next = fresh;
+    fresh = q;
+  }
+  t->regions = fresh;
+  while (old) { /* detached: another rank here may be using the key right now */
+    skn_win_region *next = old->next;
+    old->next = t->retired;
+    t->retired = old;
+    old = next;
+  }
+  t->dir_stale = false;
+  skn_spin_unlock(&t->regions_lock);
+  free(d);
+}
+
+static skn_win_region *region_holding(skn_win_target *t, uintptr_t lo, uintptr_t hi) {
+  for (skn_win_region *q = t->regions; q; q = q->next)
+    if (lo >= q->lo && hi <= q->hi) return q;
+  return NULL;
+}
+
 bool skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi) {
   skn_win_target *t = &w->t[target];
-  bool ok = false;
   skn_spin_lock(&t->regions_lock);
-  for (skn_win_region *q = t->regions; q && !ok; q = q->next) ok = lo >= q->lo && hi <= q->hi;
+  bool ok = (!t->dir_rkey || !t->dir_stale) && region_holding(t, lo, hi);
+  skn_spin_unlock(&t->regions_lock);
+  if (ok || !t->dir_rkey) return ok;
+  dyn_fetch(w, target);
+  skn_spin_lock(&t->regions_lock);
+  ok = region_holding(t, lo, hi);
   skn_spin_unlock(&t->regions_lock);
   return ok;
+}
+
+void *skn_win_dyn_rkey(skn_win *w, int target, const char *addr) {
+  skn_win_target *t = &w->t[target];
+  if (!t->dir_rkey) return NULL; /* a member of this process */
+  /* the API checked the bytes touched (skn_win_dynamic_covers); addr is where the
+   * target datatype's origin falls: the region holding it, or the nearest above it */
+  uintptr_t a = (uintptr_t)addr;
+  void *rk = NULL;
+  uintptr_t best = UINTPTR_MAX;
+  skn_spin_lock(&t->regions_lock);
+  for (skn_win_region *q = t->regions; q; q = q->next) {
+    if (a >= q->lo && a < q->hi) {
+      rk = q->rkey;
+      break;
+    }
+    uintptr_t dist = q->lo > a ? q->lo - a : a - q->hi + ((uintptr_t)1 << 62);
+    if (dist < best) {
+      best = dist;
+      rk = q->rkey;
+    }
+  }
+  skn_spin_unlock(&t->regions_lock);
+  return rk;
+}
+
+void skn_win_dyn_forget(skn_win *w, int target) {
+  if (!w->span || w->flavor != FLAVOR_DYNAMIC) return;
+  for (int i = target < 0 ? 0 : target; i < (target < 0 ? w->size : target + 1); i++) {
+    skn_win_target *t = &w->t[i];
+    if (!t->dir_rkey) continue;
+    skn_spin_lock(&t->regions_lock);
+    t->dir_stale = true;
+    skn_spin_unlock(&t->regions_lock);
+  }
 }
 
 /* ------------------------------------------------------------------ accumulates */
@@ -587,6 +816,14 @@ static inline void acc_elem(skn_win *w, int op, int basic, int hw, bool integer,
     default: HW_ELEM(uint64_t); return;
     }
   }
+  if (w->span) { /* origins in other processes update the element too */
+    skn_rank *lead = skn_win_member(w, w->lead);
+    skn_win_elem_lock(w, lead, tgt);
+    if (old) memcpy(old, tgt, (size_t)skn_dt_predefined[basic].extent);
+    if (op != OP_NO_OP) skn_op_apply(op, basic, in, tgt, 1);
+    skn_win_elem_unlock(w, lead, tgt);
+    return;
+  }
   skn_spinlock *l = &w->stripes[((uintptr_t)tgt >> 6) % SKN_WIN_STRIPES];
   skn_spin_lock(l);
   if (old) memcpy(old, tgt, (size_t)skn_dt_predefined[basic].extent);
@@ -594,17 +831,7 @@ static inline void acc_elem(skn_win *w, int op, int basic, int hw, bool integer,
   skn_spin_unlock(l);
 }
 
-/* A position in the data stream of a typed layout: it hands out the address of the
- * stream's next `bs` bytes (an element may straddle blocks: its address is its first). */
-typedef struct tpos {
-  const skn_dtype *t;
-  char *base;
-  size_t i;
-  int b;
-  size_t k;
-} tpos;
-
-static char *tpos_take(tpos *p, size_t bs) {
+char *skn_rma_elem(skn_rma_pos *p, size_t bs) {
   const skn_dtype *t = p->t;
   while (p->k == t->blocks[p->b].len) {
     p->k = 0;
@@ -647,13 +874,13 @@ void skn_rma_accumulate(skn_win *w, int op, int basic, const void *origin, size_
   _Alignas(64) char in_el[64], old_el[64]; /* one element in native layout (pair types) */
   size_t chunk = ACC_CHUNK / bs * bs;
   bool in_direct = op == OP_NO_OP || (ot->contig && native), res_direct = !result || (rt->contig && native);
-  tpos tp = {tt, taddr, 0, 0, 0};
+  skn_rma_pos tp = {tt, taddr, 0, 0, 0};
   for (size_t s0 = 0; s0 < total; s0 += chunk) {
     size_t n = total - s0 < chunk ? total - s0 : chunk;
     if (op != OP_NO_OP && ocount * ot->size < s0 + n) break; /* the API checks sizes; stay in bounds anyway */
     if (!in_direct) skn_dt_pack_at(inbuf, origin, ot, s0, n);
     for (size_t s = 0; s < n; s += bs) {
-      char *tgt = tt->contig ? taddr + s0 + s : tpos_take(&tp, bs);
+      char *tgt = tt->contig ? taddr + s0 + s : skn_rma_elem(&tp, bs);
       const void *in = NULL;
       if (op != OP_NO_OP) {
         const char *packed = in_direct ? (const char *)origin + s0 + s : inbuf + s;
@@ -692,8 +919,17 @@ void skn_rma_cas(skn_win *w, int basic, const void *origin, const void *compare,
     }
   }
   size_t bs = skn_dt_predefined[basic].size;
-  skn_spinlock *l = &w->stripes[((uintptr_t)taddr >> 6) % SKN_WIN_STRIPES];
   _Alignas(64) char old[64];
+  if (w->span) {
+    skn_rank *lead = skn_win_member(w, w->lead);
+    skn_win_elem_lock(w, lead, taddr);
+    memcpy(old, taddr, bs);
+    if (!memcmp(old, compare, bs)) memcpy(taddr, origin, bs);
+    skn_win_elem_unlock(w, lead, taddr);
+    memcpy(result, old, bs);
+    return;
+  }
+  skn_spinlock *l = &w->stripes[((uintptr_t)taddr >> 6) % SKN_WIN_STRIPES];
   skn_spin_lock(l);
   memcpy(old, taddr, bs);
   if (!memcmp(old, compare, bs)) memcpy(taddr, origin, bs);

@@ -24,10 +24,14 @@ typedef struct skn_rma_wq {
   skn_rma_waiter *head;
 } skn_rma_wq;
 
-/* A region attached to a dynamic window. */
+/* A region attached to a dynamic window (for a member of another process: one this
+ * process learnt from the member's directory, with its key). */
 typedef struct skn_win_region {
   uintptr_t lo, hi;
   struct skn_win_region *next;
+  uint64_t serial; /* windows spanning processes: the attachment's number at its member */
+  void *mem;       /* ... its registration (this process's members) */
+  void *rkey;      /* ... or its key (other processes' members) */
 } skn_win_region;
 
 #define SKN_WIN_LOCK_EXCL (UINT64_C(1) << 63) /* lock word: writer bit | reader count */
@@ -48,6 +52,13 @@ typedef struct skn_win_target {
   void *rkey, *sync_rkey;         /* another process's member: keys of its memory and of
                                    * its process's synchronization block */
   uint64_t sync_base;             /* ... that block's address there */
+  /* dynamic windows spanning processes: the member's directory of attached regions
+   * (registered memory the other processes read), its address and key there */
+  void *dir;                      /* this process's members: the directory */
+  uint64_t dir_addr, serial;      /* serial: the last attachment's number */
+  void *dir_rkey;                 /* another process's member: key of its directory */
+  bool dir_stale;                 /* the cached regions must be checked before use */
+  skn_win_region *retired;        /* cached regions dropped (their keys may be in use) */
 } __attribute__((aligned(SKN_CACHELINE))) skn_win_target;
 
 #define SKN_WIN_STRIPES 256
@@ -62,14 +73,19 @@ typedef struct skn_win {
   _Atomic(int) *posts;    /* PSCW: posts[origin * size + target], posts not yet consumed */
   _Atomic(int) refs;      /* members (of this process) that have not freed it */
   skn_spinlock stripes[SKN_WIN_STRIPES]; /* accumulates on types without hardware atomics */
+  /* span: the words that take the stripes' place (in the synchronization block, reached
+   * from every process), and a member of this process (its rank) */
+  _Atomic(uint64_t) *elocks;
+  int lead;
 } skn_win;
 
 /* Collective over c (an intracommunicator; `rank` is the caller's): the first member (of
  * this process) creates the window object, every member fills in its own memory, and all
  * return the same window once all have. When c spans processes, each member registers
  * its memory with the transport and the members exchange base, size, displacement unit
- * and keys; then flavors DYNAMIC and SHARED are not supported (the API layer refuses
- * them) and running out of memory ends the job. `alloc_size` >= 0 (allocate
+ * and keys (flavor DYNAMIC: of the member's directory of attached regions instead);
+ * then flavor SHARED is not supported (the API layer refuses it) and running out of
+ * memory ends the job. `alloc_size` >= 0 (allocate
  * flavors) makes the window allocate the member's memory (`base` ignored); with
  * `shared`, the members' parts are consecutive in one block allocated by the first
  * member (unless `noncontig`: then each allocates its own). NULL when out of memory (for
@@ -79,8 +95,19 @@ SKN_INTERNAL skn_win *skn_win_create(skn_rank *me, skn_comm *c, int rank, int fl
 /* Collective over the window: the last member out frees it. */
 SKN_INTERNAL void skn_win_free(skn_rank *me, skn_win *w);
 
+#define SKN_WIN_FLAVOR_DYNAMIC 3 /* = MPI_WIN_FLAVOR_DYNAMIC */
+
+/* The key of the region attached at member target (of another process) holding addr. */
+SKN_INTERNAL void *skn_win_dyn_rkey(skn_win *w, int target, const char *addr);
+/* Spanning dynamic windows: the regions cached for target (-1: every member) are checked
+ * against its directory at their next use (at the start of an epoch: a region may have
+ * been detached and another attached meanwhile). */
+SKN_INTERNAL void skn_win_dyn_forget(skn_win *w, int target);
+
 /* Address addr (in member target's address space) as the transports' RMA slots name it. */
 static inline skn_rma_loc skn_win_loc(skn_win *w, int target, char *addr) {
+  if (__builtin_expect(w->span && w->flavor == SKN_WIN_FLAVOR_DYNAMIC, 0))
+    return (skn_rma_loc){w, addr, skn_win_dyn_rkey(w, target, addr)};
   return (skn_rma_loc){w, addr, w->t[target].rkey};
 }
 static inline skn_rank *skn_win_member(const skn_win *w, int target) { return w->comm->members[target]; }
@@ -106,11 +133,18 @@ SKN_INTERNAL void skn_win_complete(skn_win *w, const int *targets, int n);
 SKN_INTERNAL void skn_win_wait(skn_win *w, int me_rank, int n);
 SKN_INTERNAL bool skn_win_test(skn_win *w, int me_rank, int n);
 
-/* Dynamic windows: attach fails (false) when out of memory or the region overlaps one
- * attached already; detach fails when base starts no attached region. */
+/* Dynamic windows: attach fails with SKN_ERR_NOMEM when out of memory (or, spanning
+ * processes, when the member has SKN_WIN_DYN_MAX regions attached already) and
+ * SKN_ERR_NOT_FOUND when the region overlaps one attached already; detach fails when
+ * base starts no attached region. Spanning processes, an attached region is registered
+ * with the transport and published (address, size, key) in the member's directory,
+ * which origins of other processes read when they meet an address they have no region
+ * for (skn_win_dynamic_covers) and cache. */
+#define SKN_WIN_DYN_MAX 64
 SKN_INTERNAL int skn_win_attach(skn_win *w, int me_rank, void *base, size_t size);
 SKN_INTERNAL bool skn_win_detach(skn_win *w, int me_rank, const void *base);
-/* Whether [lo, hi) lies inside one region attached at target. */
+/* Whether [lo, hi) lies inside one region attached at target (of another process:
+ * reading its directory when the regions cached here do not hold it). */
 SKN_INTERNAL bool skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi);
 
 /* The predefined type every basic element of t has (its index in skn_dt_predefined), or
@@ -125,6 +159,27 @@ SKN_INTERNAL int skn_rma_basic(const skn_dtype *t);
 SKN_INTERNAL void skn_rma_accumulate(skn_win *w, int op, int basic, const void *origin, size_t ocount,
                                      const skn_dtype *ot, void *result, size_t rcount, const skn_dtype *rt,
                                      char *taddr, size_t tcount, const skn_dtype *tt);
+/* Spanning windows: an element the in-process path guards with a striped lock (no
+ * hardware atomic of its size, or unaligned) is guarded instead by a lock word in the
+ * synchronization block of its process, picked by the element's address there; `member`
+ * is any member of that process. Origins of every process take it through the member's
+ * transport (a local atomic in the member's own process, a remote one elsewhere), so
+ * that local and remote accumulates on the element exclude each other. */
+SKN_INTERNAL void skn_win_elem_lock(skn_win *w, const skn_rank *member, const char *taddr);
+SKN_INTERNAL void skn_win_elem_unlock(skn_win *w, const skn_rank *member, const char *taddr);
+
+/* A position in the data stream of a typed layout (base, t): skn_rma_elem hands out the
+ * address of the stream's next `bs` bytes (an element may straddle blocks: its address
+ * is its first byte's). Start with {t, base} and the rest zero. */
+typedef struct skn_rma_pos {
+  const skn_dtype *t;
+  char *base;
+  size_t i;
+  int b;
+  size_t k;
+} skn_rma_pos;
+SKN_INTERNAL char *skn_rma_elem(skn_rma_pos *p, size_t bs);
+
 /* Compare-and-swap of one element of predefined type `basic` (size 1, 2, 4 or 8). */
 SKN_INTERNAL void skn_rma_cas(skn_win *w, int basic, const void *origin, const void *compare, void *result,
                               char *taddr);
