@@ -350,6 +350,7 @@ static int toolMain(int argc, const char **argv) {
   if (trc != 0 || g_failures) rc = 1;
   llvm::outs().flush();  // a served request's worker never ends normally
   llvm::outs().clear_error();  // (a closed pipe of this request is not the next one's)
+  llvm::errs().clear_error();
   return rc;
 }
 
