@@ -190,8 +190,9 @@ class Action : public ASTFrontendAction {
     opt.fcommon = !ci.getCodeGenOpts().NoCommon;
     ci.getFrontendOpts().SkipFunctionBodies = true;  // only where Consumer says so
     ci.setVerboseOutputStream(*g_err);               // "N errors generated."
-    // one unit, then the process ends: no freeing of the AST (as clang -cc1 -disable-free)
-    if (!Output.empty()) ci.getFrontendOpts().DisableFree = true;
+    // one unit, then the process ends: no freeing of the AST (as clang -cc1 -disable-free);
+    // a server's worker frees it, for its next request to reuse the memory
+    if (!Output.empty() && !skn::reused) ci.getFrontendOpts().DisableFree = true;
     ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeLog>(opt, ci.getSourceManager()));
     ci.getPreprocessor().AddPragmaHandler(new SharedPragma(opt.shared));
     return true;
@@ -254,6 +255,12 @@ static CommandLineArguments gccCompatible(const CommandLineArguments &in, String
 
 // The tool proper; main also serves skein-privatize-client's requests with it (--serve).
 static int toolMain(int argc, const char **argv) {
+  // A server's worker runs this once per request: nothing of the previous run carries over
+  llvm::cl::ResetAllOptionOccurrences();
+  g_failures = 0;
+  g_began = false;
+  g_err = &llvm::errs();
+  g_report = ReportLines();
   auto parser = CommonOptionsParser::create(argc, argv, Cat, llvm::cl::ZeroOrMore,
                                             "Makes the mutable globals of MPI programs per rank for Skein.\n");
   if (!parser) {
@@ -341,7 +348,9 @@ static int toolMain(int argc, const char **argv) {
   }
   for (const skn::Diag &d : g_report.lines) llvm::outs() << d.text << "\n";
   if (trc != 0 || g_failures) rc = 1;
-  llvm::outs().flush();  // a served request ends in _exit
+  llvm::outs().flush();  // a served request's worker never ends normally
+  llvm::outs().clear_error();  // (a closed pipe of this request is not the next one's)
+  llvm::errs().clear_error();
   return rc;
 }
 

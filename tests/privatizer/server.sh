@@ -67,6 +67,51 @@ for f in report report.err err err.out; do
   cmp -s "$work/$f.0" "$work/$f.1" || { diff "$work/$f.0" "$work/$f.1"; fail "$f differs through the server"; }
 done
 
+# 2b. workers serve request after request (server.cpp): nothing of one request carries
+#    into the next (options, failures, report lines, environment), each gives the in-process
+#    text, a worker lets go of the client's pipes when it answers, and requests in sequence
+#    reuse workers instead of forking one each
+seq_req() {  # seq_req MODE N: the same sequence of requests, each one's output and status in $work/seq.MODE.N
+  local m=$1 k=0 r rc
+  for r in "--shared=level $work/src/s5.c" "$work/src/err.c" "$work/src/s5.c" "--report $work/src/s6.c" \
+           "$work/src/s6.c" "--shared=hist6 --report $work/src/s6.c" "$work/src/s6.c"; do
+    k=$((k + 1))
+    # shellcheck disable=SC2086 # the request's words
+    if [[ $r == --report* || $r == *" --report "* ]]; then
+      SKEIN_PRIVATIZE_SERVER=$m CPATH=$work/src/inc "$client" "$tool" $r "${flags[@]}" >"$work/seq.$m.$k" 2>&1
+      rc=$?
+    else
+      SKEIN_PRIVATIZE_SERVER=$m CPATH=$work/src/inc "$client" "$tool" --header-dir="$work/seqh" $r -o "$work/seq.$m.$k.c" \
+        "${flags[@]}" >"$work/seq.$m.$k" 2>&1
+      rc=$?
+      cat "$work/seq.$m.$k.c" >>"$work/seq.$m.$k" 2>/dev/null
+    fi
+    echo "status $rc" >>"$work/seq.$m.$k"
+  done
+}
+seq_req 0
+seq_req 1
+for k in 1 2 3 4 5 6 7; do
+  cmp -s "$work/seq.0.$k" "$work/seq.1.$k" || { diff "$work/seq.0.$k" "$work/seq.1.$k"; fail "request $k of a sequence differs through the server"; }
+done
+grep -q "SKN_PRIV(level)" "$work/seq.1.1.c" && fail "--shared=level of one request ignored"
+grep -q "SKN_PRIV(level)" "$work/seq.1.3.c" || fail "--shared=level of an earlier request kept"
+grep -q "error:" "$work/seq.1.2" && grep -q "SKN_PRIV" "$work/seq.1.3" || fail "a failed request's state kept"
+timeout 60 bash -c 'CPATH=$1 "$2" "$3" --report "$4" "${@:5}" | cat >/dev/null' sh "$work/src/inc" "$client" "$tool" \
+  "$work/src/s2.c" "${flags[@]}" || fail "a worker kept the client's pipe open after its answer"
+workers() {  # processes whose parent is a server
+  local s w n=0
+  for s in $(pgrep -f -- "--serve $TMPDIR/"); do
+    for w in $(pgrep -P "$s"); do n=$((n + 1)); done
+  done
+  echo $n
+}
+for i in $(seq 1 10); do
+  CPATH=$work/src/inc "$client" "$tool" --header-dir="$work/seqh" "$work/src/s7.c" -o "$work/seq7.c" "${flags[@]}" ||
+    fail "request $i of ten"
+done
+[ "$(workers)" -le 3 ] || fail "$(workers) workers after ten requests in sequence: not reused"
+
 # 3. eight concurrent -fprivatize compiles (as make -j8) against in-process ones
 for i in 1 2 3 4 5 6 7 8; do
   CPATH=$work/src/inc "$build/bin/mpicc" -fprivatize -O2 -c "$work/src/s$i.c" -o "$work/b/s$i.o" &
