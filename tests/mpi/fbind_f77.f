@@ -134,6 +134,13 @@
       call MPI_ERROR_CLASS(lastcode, i, ierr)
       call check(i .eq. MPI_ERR_RANK, 'handler code')
       call MPI_ERRHANDLER_FREE(eh, ierr)
+! the same through MPI-1's MPI_ERRHANDLER_CREATE (removed in MPI-3.0)
+      call MPI_ERRHANDLER_CREATE(myhandler, eh, ierr)
+      call check(ierr .eq. MPI_SUCCESS, 'MPI_ERRHANDLER_CREATE')
+      call MPI_COMM_SET_ERRHANDLER(dup, eh, ierr)
+      call MPI_SEND(rank, 1, MPI_INTEGER, nranks + 5, 0, dup, ierr)
+      call check(calls .eq. 2, 'MPI-1 handler called')
+      call MPI_ERRHANDLER_FREE(eh, ierr)
 
 ! attribute callbacks in Fortran
       ncopy = 0
