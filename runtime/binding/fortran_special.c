@@ -3,6 +3,7 @@
  * attribute values (Fortran's are INTEGER(KIND=MPI_ADDRESS_KIND) values, or INTEGER for
  * the MPI-1 calls, where C stores pointers) and keyval callbacks written in Fortran (called
  * through trampolines with Fortran's argument conventions). */
+#include <ISO_Fortran_binding.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,37 @@ SET_ATTR(mpi_type_set_attr_, MPI_Type_set_attr, MPI_Datatype)
 SET_ATTR(pmpi_type_set_attr_, PMPI_Type_set_attr, MPI_Datatype)
 SET_ATTR(mpi_win_set_attr_, MPI_Win_set_attr, MPI_Win)
 SET_ATTR(pmpi_win_set_attr_, PMPI_Win_set_attr, MPI_Win)
+
+/* mpi_f08's MPI_X_get_attr_f08/MPI_X_set_attr_f08 (BIND(C), MPI-3.1 17.1.5 link names): the
+ * object, keyval and a value of INTENT(IN) by value, ierror NULL when absent */
+#define F08_GET_ATTR(fname, cfn, obj_t)                                                                  \
+  SKN_FEXPORT void fname(obj_t obj, MPI_Fint keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror) { \
+    void *v = NULL;                                                                                      \
+    int f = 0, rc = cfn(obj, keyval, &v, &f);                                                            \
+    *flag = f != 0;                                                                                      \
+    if (rc == MPI_SUCCESS && f) *val = attr_out(keyval, v);                                              \
+    if (ierror) *ierror = rc;                                                                            \
+  }
+F08_GET_ATTR(MPI_Comm_get_attr_f08, MPI_Comm_get_attr, MPI_Comm)
+F08_GET_ATTR(PMPI_Comm_get_attr_f08, PMPI_Comm_get_attr, MPI_Comm)
+F08_GET_ATTR(MPI_Type_get_attr_f08, MPI_Type_get_attr, MPI_Datatype)
+F08_GET_ATTR(PMPI_Type_get_attr_f08, PMPI_Type_get_attr, MPI_Datatype)
+#define attr_out win_attr_out
+F08_GET_ATTR(MPI_Win_get_attr_f08, MPI_Win_get_attr, MPI_Win)
+F08_GET_ATTR(PMPI_Win_get_attr_f08, PMPI_Win_get_attr, MPI_Win)
+#undef attr_out
+
+#define F08_SET_ATTR(fname, cfn, obj_t)                                                   \
+  SKN_FEXPORT void fname(obj_t obj, MPI_Fint keyval, MPI_Aint val, MPI_Fint *ierror) { \
+    int rc = cfn(obj, keyval, (void *)val);                                              \
+    if (ierror) *ierror = rc;                                                            \
+  }
+F08_SET_ATTR(MPI_Comm_set_attr_f08, MPI_Comm_set_attr, MPI_Comm)
+F08_SET_ATTR(PMPI_Comm_set_attr_f08, PMPI_Comm_set_attr, MPI_Comm)
+F08_SET_ATTR(MPI_Type_set_attr_f08, MPI_Type_set_attr, MPI_Datatype)
+F08_SET_ATTR(PMPI_Type_set_attr_f08, PMPI_Type_set_attr, MPI_Datatype)
+F08_SET_ATTR(MPI_Win_set_attr_f08, MPI_Win_set_attr, MPI_Win)
+F08_SET_ATTR(PMPI_Win_set_attr_f08, PMPI_Win_set_attr, MPI_Win)
 
 /* MPI-1: INTEGER attribute values */
 #define ATTR_GET1(fname, cfn)                                                                                 \
@@ -213,6 +245,19 @@ CREATE_KEYVAL(mpi_type_create_keyval_, 1, 0)
 CREATE_KEYVAL(pmpi_type_create_keyval_, 1, 1)
 CREATE_KEYVAL(mpi_win_create_keyval_, 2, 0)
 CREATE_KEYVAL(pmpi_win_create_keyval_, 2, 1)
+/* mpi_f08's (BIND(C)): the callbacks arrive as C_FUNLOCs of the Fortran procedures, which
+ * take every argument by reference as mpi's do (their handles are one-INTEGER types) */
+#define F08_CREATE_KEYVAL(fname, type, prof)                                                             \
+  SKN_FEXPORT void fname(void *copy, void *del, MPI_Fint *keyval, MPI_Aint extra, MPI_Fint *ierror) { \
+    int rc = create_keyval(type, copy, del, keyval, extra, 0, prof);                                    \
+    if (ierror) *ierror = rc;                                                                           \
+  }
+F08_CREATE_KEYVAL(MPI_Comm_create_keyval_f08, 0, 0)
+F08_CREATE_KEYVAL(PMPI_Comm_create_keyval_f08, 0, 1)
+F08_CREATE_KEYVAL(MPI_Type_create_keyval_f08, 1, 0)
+F08_CREATE_KEYVAL(PMPI_Type_create_keyval_f08, 1, 1)
+F08_CREATE_KEYVAL(MPI_Win_create_keyval_f08, 2, 0)
+F08_CREATE_KEYVAL(PMPI_Win_create_keyval_f08, 2, 1)
 SKN_FEXPORT void mpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, const MPI_Fint *extra, MPI_Fint *ierr) {
   *ierr = create_keyval(0, copy, del, keyval, *extra, 1, 0);
 }
@@ -274,6 +319,81 @@ SKN_FEXPORT void mpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *
 SKN_FEXPORT void pmpi_grequest_start_(void *q, void *f, void *c, const MPI_Aint *extra, MPI_Request *req, MPI_Fint *ierr) {
   *ierr = grequest_start(q, f, c, *extra, req, 1);
 }
+
+/* mpi_f08's (BIND(C)): the callbacks as C_FUNLOCs, the extra state by value */
+SKN_FEXPORT void MPI_Grequest_start_f08(void *q, void *f, void *c, MPI_Aint extra, MPI_Request *req, MPI_Fint *ierror) {
+  int rc = grequest_start(q, f, c, extra, req, 0);
+  if (ierror) *ierror = rc;
+}
+SKN_FEXPORT void PMPI_Grequest_start_f08(void *q, void *f, void *c, MPI_Aint extra, MPI_Request *req, MPI_Fint *ierror) {
+  int rc = grequest_start(q, f, c, extra, req, 1);
+  if (ierror) *ierror = rc;
+}
+
+/* ---- data representations with conversion functions written in Fortran (MPI-3.1 13.5.3):
+ * trampolines again, C's extra state a record of the procedures and the Fortran extra state
+ * (kept for the life of the process, as C keeps the registration). The buffers reach Fortran
+ * as addresses, which is both mpi's USERBUF(*) by reference and mpi_f08's TYPE(C_PTR), VALUE. */
+typedef void fdconv_fn(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf, MPI_Offset *position,
+                       MPI_Aint *extra, MPI_Fint *ierr);
+typedef void fdextent_fn(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra, MPI_Fint *ierr);
+typedef struct fdatarep {
+  fdconv_fn *rd, *wr;
+  fdextent_fn *extent;
+  MPI_Aint extra;
+} fdatarep;
+
+/* MPI_CONVERSION_FN_NULL of mpif.h, mpi and mpi_f08 (EXTERNAL): recognized by address */
+SKN_FEXPORT void mpi_conversion_fn_null_(void) {}
+
+static int drep_conv(fdconv_fn *fn, void *user, MPI_Datatype t, int count, void *file, MPI_Offset pos, fdatarep *d) {
+  MPI_Fint ft = t, fcount = count, ierr = MPI_SUCCESS;
+  fn(user, &ft, &fcount, file, &pos, &d->extra, &ierr);
+  return ierr;
+}
+static int drep_read(void *user, MPI_Datatype t, int count, void *file, MPI_Offset pos, void *state) {
+  return drep_conv(((fdatarep *)state)->rd, user, t, count, file, pos, state);
+}
+static int drep_write(void *user, MPI_Datatype t, int count, void *file, MPI_Offset pos, void *state) {
+  return drep_conv(((fdatarep *)state)->wr, user, t, count, file, pos, state);
+}
+static int drep_extent(MPI_Datatype t, MPI_Aint *extent, void *state) {
+  fdatarep *d = state;
+  MPI_Fint ft = t, ierr = MPI_SUCCESS;
+  d->extent(&ft, extent, &d->extra, &ierr);
+  return ierr;
+}
+
+static int register_datarep(const char *name, void *rd, void *wr, void *extent, MPI_Aint extra, int prof) {
+  fdatarep *d = malloc(sizeof *d);
+  if (!d) return MPI_ERR_NO_MEM;
+  *d = (fdatarep){rd == (void *)mpi_conversion_fn_null_ ? NULL : (fdconv_fn *)rd,
+                  wr == (void *)mpi_conversion_fn_null_ ? NULL : (fdconv_fn *)wr, (fdextent_fn *)extent, extra};
+  int rc = (prof ? PMPI_Register_datarep : MPI_Register_datarep)(name, d->rd ? drep_read : MPI_CONVERSION_FN_NULL,
+                                                                 d->wr ? drep_write : MPI_CONVERSION_FN_NULL,
+                                                                 extent ? drep_extent : NULL, d);
+  if (rc != MPI_SUCCESS) free(d);
+  return rc;
+}
+#define REGISTER_DATAREP(fname, prof)                                                                           \
+  SKN_FEXPORT void fname(const char *name, void *rd, void *wr, void *extent, const MPI_Aint *extra, MPI_Fint *ierr, \
+                         size_t name_len) {                                                                     \
+    char *c = skn_fstr_in(name, name_len);                                                                      \
+    *ierr = register_datarep(c, rd, wr, extent, *extra, prof);                                                  \
+    free(c);                                                                                                    \
+  }
+REGISTER_DATAREP(mpi_register_datarep_, 0)
+REGISTER_DATAREP(pmpi_register_datarep_, 1)
+/* mpi_f08's (BIND(C)): the name as a descriptor, the procedures as C_FUNLOCs */
+#define F08_REGISTER_DATAREP(fname, prof)                                                                  \
+  SKN_FEXPORT void fname(CFI_cdesc_t *name, void *rd, void *wr, void *extent, MPI_Aint extra, MPI_Fint *ierror) { \
+    char *c = skn_fstr_in(name->base_addr, name->elem_len);                                                \
+    int rc = register_datarep(c, rd, wr, extent, extra, prof);                                             \
+    free(c);                                                                                               \
+    if (ierror) *ierror = rc;                                                                              \
+  }
+F08_REGISTER_DATAREP(MPI_Register_datarep_f08, 0)
+F08_REGISTER_DATAREP(PMPI_Register_datarep_f08, 1)
 
 /* ---- MPI_F_SYNC_REG(BUF) (MPI-3.1 17.1.8, Fortran only): does nothing, but as an external
  * procedure that receives BUF's address it makes the compiler store a register copy of BUF

@@ -17,9 +17,10 @@ Writes into DIR:
   mpi.f90          module mpi: mpif.h's declarations
   mpi_f08.f90      module mpi_f08: handle types, TYPE(MPI_Status); every function a generic
                    MPI_X whose specific MPI_X_f08 (PMPI_X_f08) is a BIND(C) interface to the
-                   C function of that name in fortran_glue.c (INTENT(IN) scalars by value,
-                   ierror optional), or, for those that take Fortran procedures, a module
-                   procedure over mpi_x_
+                   C function of that name in fortran_glue.c or fortran_special.c
+                   (INTENT(IN) scalars by value, Fortran procedures as TYPE(C_FUNPTR),
+                   ierror optional); a private second specific takes the procedures
+                   and passes their C_FUNLOC
   SUPPORTED.txt    every function with its Fortran status (generated, or why not)
 
 Functions come from the binding description (runtime/binding/functions.txt through
@@ -128,7 +129,7 @@ HANDLES = {'MPI_Comm', 'MPI_Group', 'MPI_Datatype', 'MPI_Op', 'MPI_Errhandler', 
            'MPI_Info', 'MPI_Win', 'MPI_File'}
 SCALARS = HANDLES | {'int', 'MPI_Aint', 'MPI_Offset', 'MPI_Count', 'MPI_Fint', 'double'}
 # callbacks whose C and Fortran calling conventions agree (every argument by reference)
-PASS_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function', 'MPI_Comm_errhandler_fn',
+PASS_FUNCS = {'MPI_User_function', 'MPI_Comm_errhandler_function', 'MPI_Comm_errhandler_fn', 'MPI_Handler_function',
               'MPI_Win_errhandler_function', 'MPI_File_errhandler_function'}
 LOGICAL_NAMES = {'flag', 'periods', 'reorder', 'commute', 'high'}
 
@@ -225,7 +226,8 @@ class Plan:
 # with Fortran calling conventions, attribute values of another width)
 SPECIAL = {'MPI_Comm_create_keyval', 'MPI_Type_create_keyval', 'MPI_Keyval_create', 'MPI_Comm_get_attr',
            'MPI_Type_get_attr', 'MPI_Attr_get', 'MPI_Attr_put', 'MPI_Comm_set_attr', 'MPI_Type_set_attr',
-           'MPI_Win_create_keyval', 'MPI_Win_set_attr', 'MPI_Win_get_attr', 'MPI_Pcontrol', 'MPI_Grequest_start'}
+           'MPI_Win_create_keyval', 'MPI_Win_set_attr', 'MPI_Win_get_attr', 'MPI_Pcontrol', 'MPI_Grequest_start',
+           'MPI_Register_datarep'}
 SKIP = {}
 
 
@@ -302,9 +304,9 @@ def glue_function(f, plans, prefix, cname):
 
 
 def f08_bindc(f, plans):
-    """Whether mpi_f08's MPI_X_f08 is an interface to a C function of the glue (BIND(C)):
-    everything but the callbacks, which Fortran cannot pass to a BIND(C) procedure."""
-    return f.name not in F08_ATTR and all(p.how != 'func' for p in plans)
+    """Whether mpi_f08's MPI_X_f08 and its C side are generated from the plans: everything
+    but the keyval and attribute calls (their C side is fortran_special.c's)."""
+    return f.name not in F08_ATTR
 
 
 def f08_byvalue(p):
@@ -380,7 +382,7 @@ def gen_glue(funcs, status_size):
         report.append('%-36s generated' % f.name)
         out += glue_function(f, plans, '', f.name)
         out += glue_function(f, plans, 'p', 'P' + f.name)
-        if f08_bindc(f, plans) and f.ret != 'double':  # mpi_f08's MPI_Wtime is C's (BIND(C))
+        if f08_bindc(f, plans) and f.ret != 'double' and f08_interface(f, plans):  # MPI_Wtime is C's
             out += glue_f08(f, plans, '') + glue_f08(f, plans, 'P')
         out.append('')
     return '\n'.join(out) + '\n', report
@@ -458,6 +460,7 @@ def gen_decls(values, funcs, status_size, functions=True):
     L.append('external MPI_TYPE_DUP_FN')
     L.append('external MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN')
     L.append('external MPI_WIN_DUP_FN')
+    L.append('external MPI_CONVERSION_FN_NULL')
     return fixed(L)
 
 
@@ -551,22 +554,78 @@ F08_GREQ = """  abstract interface
 
 
 def f08_greq(prefix):
-    """(glue interface, module procedure) of mpi_f08's MPI_Grequest_start."""
-    low, pname = prefix.lower() + 'mpi_grequest_start', prefix + 'MPI_Grequest_start_f08'
-    args = 'query_fn, free_fn, cancel_fn, extra_state, request'
-    glue = ['    subroutine %s(%s, ierror)' % (low, args), '      import :: MPI_ADDRESS_KIND',
-            '      external :: query_fn, free_fn, cancel_fn', '      integer(kind=MPI_ADDRESS_KIND) :: extra_state',
-            '      integer :: request, ierror', '    end subroutine']
-    proc = ['  subroutine %s(%s, ierror)' % (pname, args),
-            '    procedure(MPI_Grequest_query_function) :: query_fn',
-            '    procedure(MPI_Grequest_free_function) :: free_fn',
-            '    procedure(MPI_Grequest_cancel_function) :: cancel_fn',
-            '    integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state',
-            '    type(MPI_Request), intent(out) :: request',
-            '    integer, optional, intent(out) :: ierror', '    integer :: skn_ierr',
-            '    call skn_g_%s(query_fn, free_fn, cancel_fn, extra_state, request%%MPI_VAL, skn_ierr)' % low,
-            '    if (present(ierror)) ierror = skn_ierr', '  end subroutine', '']
-    return glue, proc
+    """The generic MPI_Grequest_start of mpi_f08 (fortran_special.c has the C side)."""
+    A = 'integer(kind=MPI_ADDRESS_KIND)'
+    return bindc_generic(prefix + 'MPI_Grequest_start', ['query_fn', 'free_fn', 'cancel_fn', 'extra_state', 'request'],
+                         ['type(c_funptr), value :: query_fn, free_fn, cancel_fn',
+                          '%s, intent(in), value :: extra_state' % A, 'type(MPI_Request), intent(out) :: request'],
+                         {'query_fn': 'MPI_Grequest_query_function', 'free_fn': 'MPI_Grequest_free_function',
+                          'cancel_fn': 'MPI_Grequest_cancel_function'})
+
+
+# data representations (MPI-3.1 13.5.3): the buffers as C pointers, the rest by reference,
+# as the trampolines of fortran_special.c call them (and as mpi's callbacks take them)
+F08_DATAREP = """  abstract interface
+    subroutine MPI_Datarep_conversion_function(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+      import :: c_ptr, MPI_Datatype, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+      type(c_ptr), value :: userbuf, filebuf
+      type(MPI_Datatype) :: datatype
+      integer :: count, ierror
+      integer(kind=MPI_OFFSET_KIND) :: position
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    end subroutine
+    subroutine MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)
+      import :: MPI_Datatype, MPI_ADDRESS_KIND
+      type(MPI_Datatype) :: datatype
+      integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+      integer :: ierror
+    end subroutine
+  end interface
+  procedure(MPI_Datarep_conversion_function) :: MPI_CONVERSION_FN_NULL
+"""
+
+
+def f08_datarep(prefix):
+    """The generic MPI_Register_datarep of mpi_f08 (fortran_special.c has the C side)."""
+    fns = ['read_conversion_fn', 'write_conversion_fn', 'dtype_file_extent_fn']
+    return bindc_generic(prefix + 'MPI_Register_datarep', ['datarep'] + fns + ['extra_state'],
+                         ['character(len=*), intent(in) :: datarep', 'type(c_funptr), value :: ' + ', '.join(fns),
+                          'integer(kind=MPI_ADDRESS_KIND), intent(in), value :: extra_state'],
+                         dict(zip(fns, ['MPI_Datarep_conversion_function'] * 2 + ['MPI_Datarep_extent_function'])))
+
+
+def bindc_generic(pname, names, decls, procs=None, ret=None):
+    """(interface lines, module procedure lines) of mpi_f08's generic pname: its specific
+    pname_f08 is BIND(C) with that link name (MPI-3.1 17.1.5), decls being its dummies but
+    ierror. Fortran procedures cannot be dummies of a BIND(C) procedure unless they are
+    BIND(C) themselves, which the standard's callback interfaces are not; so the specific
+    takes TYPE(C_FUNPTR)s, and a second specific skn_pname_f08 (procs: dummy -> abstract
+    interface) takes the procedures and passes their C_FUNLOC to pname_f08: a tail call
+    that keeps the link name in the call path, so interposers see every call."""
+    spec = pname + '_f08'
+    if ret:
+        sig = '%s function %s(%s) bind(C, name="%s")' % (ret, spec, ', '.join(names), spec)
+        end = 'end function'
+        full = decls
+    else:
+        sig = 'subroutine %s(%s) bind(C, name="%s")' % (spec, ', '.join(names + ['ierror']), spec)
+        end = 'end subroutine'
+        full = decls + ['integer, optional, intent(out) :: ierror']
+    iface = ['  interface %s' % pname, '    ' + sig, '      import'] + ['      ' + d for d in full] + ['    ' + end]
+    if not procs:
+        return iface + ['  end interface'], []
+    wrap = 'skn_' + spec.lower()
+    iface += ['    module procedure %s' % wrap, '  end interface', '  private :: ' + wrap]
+    wdecls = []
+    for d in full:
+        if d.startswith('type(c_funptr)'):
+            wdecls += ['procedure(%s) :: %s' % (procs[n], n) for n in names if n in procs and re.search(r'\b%s\b' % n, d)]
+        else:
+            wdecls.append(d)
+    actual = ['c_funloc(%s)' % n if n in procs else n for n in names] + ([] if ret else ['ierror'])
+    proc = ['  subroutine %s(%s)' % (wrap, ', '.join(names + ['ierror']))] + ['    ' + d for d in wdecls] + \
+           ['    call %s(%s)' % (spec, ', '.join(actual)), '  end subroutine', '']
+    return iface, proc
 
 
 # name -> (object type, object argument name, what): keyvals and attribute values
@@ -578,120 +637,31 @@ F08_ATTR = {'MPI_Comm_create_keyval': ('Comm', 'comm', 'create'), 'MPI_Type_crea
 
 
 def f08_attr(name, prefix):
-    """(glue interface, module procedure) of an mpi_f08 keyval or attribute call."""
+    """The generic of an mpi_f08 keyval or attribute call (fortran_special.c has the C side:
+    the object, keyval and value of INTENT(IN) by value)."""
     T, o, what = F08_ATTR[name]
-    low, pname = (prefix + name).lower(), prefix + name + '_f08'
     obj = 'datatype' if o == 'type' else o
     cb = 'Type' if o == 'type' else T
     A = 'integer(kind=MPI_ADDRESS_KIND)'
     if what == 'create':
-        args = '%s_copy_attr_fn, %s_delete_attr_fn, %s_keyval, extra_state' % (o, o, o)
-        gd = ['external :: %s_copy_attr_fn, %s_delete_attr_fn' % (o, o), 'integer :: %s_keyval' % o,
-              '%s :: extra_state' % A]
-        d = ['procedure(MPI_%s_copy_attr_function) :: %s_copy_attr_fn' % (cb, o),
-             'procedure(MPI_%s_delete_attr_function) :: %s_delete_attr_fn' % (cb, o),
-             'integer, intent(out) :: %s_keyval' % o, '%s, intent(in) :: extra_state' % A]
-        actual = args
-    else:
-        args = '%s, %s_keyval, attribute_val' % (obj, o) + (', flag' if what == 'get' else '')
-        gd = ['integer :: %s, %s_keyval' % (obj, o), '%s :: attribute_val' % A] + (['logical :: flag'] if what == 'get' else [])
-        d = ['type(MPI_%s), intent(in) :: %s' % (T, obj), 'integer, intent(in) :: %s_keyval' % o]
-        d += ['%s, intent(out) :: attribute_val' % A, 'logical, intent(out) :: flag'] if what == 'get' else \
-             ['%s, intent(in) :: attribute_val' % A]
-        actual = args.replace(obj + ',', obj + '%MPI_VAL,', 1)
-    glue = ['    subroutine %s(%s, ierror)' % (low, args), '      import :: MPI_ADDRESS_KIND'] + \
-           ['      ' + x for x in gd] + ['      integer :: ierror', '    end subroutine']
-    proc = ['  subroutine %s(%s, ierror)' % (pname, args)] + ['    ' + x for x in d] + \
-           ['    integer, optional, intent(out) :: ierror', '    integer :: skn_ierr',
-            '    call skn_g_%s(%s, skn_ierr)' % (low, actual), '    if (present(ierror)) ierror = skn_ierr',
-            '  end subroutine', '']
-    return glue, proc
-
-
-def f08_function(f, plans, prefix=''):
-    """(glue interface, module procedure) for one function, or None if not expressible.
-    prefix 'P' makes PMPI_X over pmpi_x_; MPI_X calls mpi_x_, the glue over C's MPI_X, so
-    a profiling interposer sees mpi_f08 calls too. The glue interfaces live in module
-    skn_mpi_f08_glue (their names are the procedures'), renamed skn_g_x in mpi_f08."""
-    ret = f.ret
-    names, decls, gdecls, gnames, actuals, noarg = [], [], [], [], [], []
-    for p in plans:
-        a = p.a
-        kind = (a.kind or '').upper()
-        if p.how == 'omit':
-            continue
-        dims = ''
-        if a.array:
-            dims = '(%s*)' % ''.join(d + ',' for d in re.findall(r'\[(\w+)\]', getattr(a, 'dims_text', '')))
-        intent = {'in': 'intent(in)', 'out': 'intent(out)', 'inout': 'intent(inout)'}.get(a.direction, '')
-        n = a.name
-        names.append(n)
-        gnames.append(n)
-        if kind in ('BUFFER', 'LOCATION', 'BUFFER_ADDR'):
-            decls.append('!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n)
-            decls.append('type(*), dimension(*) :: %s' % n)
-            actuals.append(n)
-        elif kind == 'STRING' and not a.array:
-            decls.append('character(len=*), %s :: %s' % (intent, n))
-            gdecls.append('character(len=*) :: %s' % n)
-            actuals.append(n)
-            continue
-        elif kind == 'FUNCTION':
-            ft = a.ctype.replace('*', '').strip()
-            if ft not in F08_FUNCS:
-                return None
-            decls.append('procedure(%s) :: %s' % (ft, n))
-            gdecls.append('external :: %s' % n)
-            actuals.append(n)
-            continue
-        elif kind in F08_HANDLES:
-            decls.append('type(%s), %s :: %s%s' % (F08_HANDLES[kind], intent, n, dims))
-            actuals.append(n if a.array else n + '%MPI_VAL')
-        elif kind == 'STATUS':
-            decls.append('type(MPI_Status), %s :: %s%s' % (intent, n, dims))
-            actuals.append(n)
-        elif kind in F08_SCALARS:
-            decls.append('%s, %s :: %s%s' % (F08_SCALARS[kind], intent, n, dims))
-            actuals.append(n)
-        else:
-            return None
-        noarg.append(n)
-    if noarg:
-        gdecls.insert(0, '!GCC$ ATTRIBUTES NO_ARG_CHECK :: ' + ', '.join(noarg))
-        gdecls.insert(1, 'type(*), dimension(*) :: ' + ', '.join(noarg))
-    low = (prefix + f.name).lower()
-    pname = prefix + f.name + '_f08'
-    if ret == 'int':
-        gsig = 'subroutine %s(%s)' % (low, ', '.join(gnames + ['ierror']))
-        gdecls.append('integer :: ierror')
-        gend = 'end subroutine'
-        sig = 'subroutine %s(%s)' % (pname, ', '.join(names + ['ierror']))
-        decls.append('integer, optional, intent(out) :: ierror')
-        body = ['integer :: skn_ierr', 'call skn_g_%s(%s)' % (low, ', '.join(actuals + ['skn_ierr'])),
-                'if (present(ierror)) ierror = skn_ierr']
-        end = 'end subroutine'
-    else:
-        ftype = {'double': 'double precision', 'MPI_Aint': 'integer(kind=MPI_ADDRESS_KIND)'}.get(ret)
-        if not ftype:
-            return None
-        gsig = '%s function %s(%s)' % (ftype, low, ', '.join(gnames))
-        gend = 'end function'
-        sig = '%s function %s(%s)' % (ftype, pname, ', '.join(names))
-        body = ['%s = skn_g_%s(%s)' % (pname, low, ', '.join(actuals))]
-        end = 'end function'
-    if ret != 'int':
-        gdecls = [('import :: MPI_ADDRESS_KIND' if 'MPI_ADDRESS_KIND' in ftype else '')] + gdecls
-    glue = ['    ' + gsig] + ['      ' + d for d in gdecls if d] + ['    ' + gend]
-    proc = ['  ' + sig] + ['    ' + d for d in decls] + ['    ' + b for b in body] + ['  ' + end, '']
-    return glue, proc
+        names = ['%s_copy_attr_fn' % o, '%s_delete_attr_fn' % o, '%s_keyval' % o, 'extra_state']
+        decls = ['type(c_funptr), value :: %s_copy_attr_fn, %s_delete_attr_fn' % (o, o),
+                 'integer, intent(out) :: %s_keyval' % o, '%s, intent(in), value :: extra_state' % A]
+        procs = {names[0]: 'MPI_%s_copy_attr_function' % cb, names[1]: 'MPI_%s_delete_attr_function' % cb}
+        return bindc_generic(prefix + name, names, decls, procs)
+    names = [obj, '%s_keyval' % o, 'attribute_val'] + (['flag'] if what == 'get' else [])
+    decls = ['type(MPI_%s), intent(in), value :: %s' % (T, obj), 'integer, intent(in), value :: %s_keyval' % o]
+    decls += ['%s, intent(out) :: attribute_val' % A, 'logical, intent(out) :: flag'] if what == 'get' else \
+             ['%s, intent(in), value :: attribute_val' % A]
+    return bindc_generic(prefix + name, names, decls)
 
 
 def f08_interface(f, plans, prefix=''):
-    """The generic MPI_X of mpi_f08 with its one specific MPI_X_f08, an interface to the C
-    function of that name in the glue (BIND(C), MPI-3.1 17.1.5's link name), or None if an
-    argument has no mpi_f08 form. MPI_Wtime and MPI_Wtick are C's own (BIND(C) in the
+    """(interface, module procedures) of the generic MPI_X of mpi_f08, whose specific
+    MPI_X_f08 is an interface to the C function of that name in the glue (BIND(C), MPI-3.1
+    17.1.5's link name; bindc_generic), or None if an argument has no mpi_f08 form. MPI_Wtime and MPI_Wtick are C's own (BIND(C) in the
     standard's mpi_f08)."""
-    names, decls = [], []
+    names, decls, procs = [], [], {}
     for p in plans:
         a = p.a
         kind = (a.kind or '').upper()
@@ -709,6 +679,11 @@ def f08_interface(f, plans, prefix=''):
             decls += ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n, 'type(*), dimension(*) :: %s' % n]
         elif kind == 'STRING' and not a.array:
             decls.append('character(len=*), %s :: %s' % (intent, n))
+        elif kind == 'FUNCTION':
+            procs[n] = a.ctype.replace('*', '').strip()
+            if procs[n] not in F08_FUNCS:
+                return None  # MPI-1's MPI_Errhandler_create: not in mpi_f08
+            decls.append('type(c_funptr), value :: %s' % n)
         elif kind in F08_HANDLES:
             decls.append('type(%s), %s :: %s%s' % (F08_HANDLES[kind], intent, n, dims))
         elif kind == 'STATUS':
@@ -720,19 +695,12 @@ def f08_interface(f, plans, prefix=''):
     pname = prefix + f.name
     if f.ret == 'double':
         return ['  interface', '    double precision function %s() bind(C, name="%s")' % (pname, pname),
-                '    end function', '  end interface']
-    spec = pname + '_f08'
+                '    end function', '  end interface'], []
     if f.ret == 'int':
-        sig = 'subroutine %s(%s) bind(C, name="%s")' % (spec, ', '.join(names + ['ierror']), spec)
-        decls.append('integer, optional, intent(out) :: ierror')
-        end = 'end subroutine'
-    elif f.ret == 'MPI_Aint':
-        sig = 'integer(kind=MPI_ADDRESS_KIND) function %s(%s) bind(C, name="%s")' % (spec, ', '.join(names), spec)
-        end = 'end function'
-    else:
-        return None
-    return ['  interface %s' % pname, '    ' + sig, '      import'] + ['      ' + d for d in decls] + \
-           ['    ' + end, '  end interface']
+        return bindc_generic(pname, names, decls, procs)
+    if f.ret == 'MPI_Aint':
+        return bindc_generic(pname, names, decls, procs, ret='integer(kind=MPI_ADDRESS_KIND)')
+    return None
 
 
 def gen_f08(funcs, values, status_size):
@@ -740,7 +708,7 @@ def gen_f08(funcs, values, status_size):
          '! Skein\'s mpi_f08 module: handle types, TYPE(MPI_Status), optional ierror. Choice buffers',
          '! are TYPE(*), DIMENSION(*) without argument checks (MPI_SUBARRAYS_SUPPORTED is .false.).',
          'module mpi_f08',
-         '  use, intrinsic :: iso_c_binding, only: c_int, c_ptr',
+         '  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_funptr, c_funloc',
          '  implicit none',
          '  integer, parameter :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8',
          '  integer, parameter :: MPI_INTEGER_KIND = 4, MPI_STATUS_SIZE = %d' % status_size,
@@ -771,67 +739,33 @@ def gen_f08(funcs, values, status_size):
     L.append(F08_ABSTRACT.rstrip('\n'))
     L.append(F08_ATTR_ABSTRACT.rstrip('\n'))
     L.append(F08_GREQ.rstrip('\n'))
-    glues, procs, uses, ifaces = [], [], [], []
+    L.append(F08_DATAREP.rstrip('\n'))
+    procs, ifaces = [], []
     done = []
     for f in funcs:
         plans, why = plan_function(f)
+        special = None
         if f.name in F08_ATTR:
-            plans = None
-            for prefix in ('', 'P'):
-                glue, proc = f08_attr(f.name, prefix)
-                glues += glue
-                procs += proc
-                uses.append((prefix + f.name).lower())
-                ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
-                           '  end interface']
-            done.append(f.name)
-        if f.name == 'MPI_Grequest_start':
-            for prefix in ('', 'P'):
-                glue, proc = f08_greq(prefix)
-                glues += glue
-                procs += proc
-                uses.append((prefix + f.name).lower())
-                ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
-                           '  end interface']
-            done.append(f.name)
-        if f.name == 'MPI_Pcontrol':  # no ierror (MPI-3.1 14.2.4); fortran_special.c
-            for prefix in ('', 'P'):
-                ifaces += ['  interface %sMPI_Pcontrol' % prefix,
-                           '    subroutine %sMPI_Pcontrol_f08(level) bind(C, name="%sMPI_Pcontrol_f08")' % (prefix, prefix),
-                           '      integer, intent(in), value :: level', '    end subroutine', '  end interface']
-            done.append(f.name)
-        if plans is None:
-            continue
-        if f08_bindc(f, plans):
-            for prefix in ('', 'P'):
-                r = f08_interface(f, plans, prefix)
-                if r is None:
-                    break
-                ifaces += r
-            else:
-                done.append(f.name)
+            special = lambda prefix: f08_attr(f.name, prefix)
+        elif f.name == 'MPI_Grequest_start':
+            special = f08_greq
+        elif f.name == 'MPI_Register_datarep':
+            special = f08_datarep
+        elif f.name == 'MPI_Pcontrol':  # no ierror (MPI-3.1 14.2.4); fortran_special.c
+            special = lambda prefix: (['  interface %sMPI_Pcontrol' % prefix,
+                                       '    subroutine %sMPI_Pcontrol_f08(level) bind(C, name="%sMPI_Pcontrol_f08")'
+                                       % (prefix, prefix),
+                                       '      integer, intent(in), value :: level', '    end subroutine',
+                                       '  end interface'], [])
+        elif plans is not None and f08_bindc(f, plans) and f08_interface(f, plans):
+            special = lambda prefix: f08_interface(f, plans, prefix)
+        if special is None:
             continue
         for prefix in ('', 'P'):
-            r = f08_function(f, plans, prefix)
-            if r is None:
-                break
-            glue, proc = r
-            glues += glue
+            iface, proc = special(prefix)
+            ifaces += iface
             procs += proc
-            uses.append((prefix + f.name).lower())
-            ifaces += ['  interface %s%s' % (prefix, f.name), '    module procedure %s%s_f08' % (prefix, f.name),
-                       '  end interface']
-        else:
-            done.append(f.name)
-    # the glue: a module of its own, so that its names (those of the external mpi_x_) do
-    # not clash with the module procedures
-    G = ['module skn_mpi_f08_glue', '  implicit none', '  integer, parameter :: MPI_ADDRESS_KIND = 8',
-         '  interface  ! the by-reference glue (fortran_glue.c, fortran_special.c)'] + glues + \
-        ['  end interface', 'end module skn_mpi_f08_glue', '']
-    L[3:3] = G
-    at = L.index('  implicit none', L.index('module mpi_f08'))
-    L[at:at] = ['  use skn_mpi_f08_glue, only: skn_g_%s => %s' % (u, u) for u in uses]
-    L.append('  private :: ' + ', '.join('skn_g_' + u for u in uses))
+        done.append(f.name)
     # handle comparisons, as the standard requires
     ops = []
     for t in sorted(set(F08_HANDLES.values())):
@@ -929,6 +863,9 @@ SPECIAL_MPI = {
     'MPI_Win_get_attr': ['integer, intent(in) :: win, win_keyval',
                          'integer(kind=MPI_ADDRESS_KIND) :: attribute_val', 'logical :: flag'],
     'MPI_Attr_get': ['integer, intent(in) :: comm, keyval', 'integer :: attribute_val', 'logical :: flag'],
+    'MPI_Register_datarep': ['character(len=*), intent(in) :: datarep',
+                             'external :: read_conversion_fn, write_conversion_fn, dtype_file_extent_fn',
+                             'integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state'],
     'MPI_Grequest_start': ['external :: query_fn, free_fn, cancel_fn', 'integer :: request',
                            'integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state'],
 }
@@ -943,6 +880,7 @@ SPECIAL_ARGS = {
     'MPI_Type_get_attr': 'datatype, type_keyval, attribute_val, flag',
     'MPI_Win_get_attr': 'win, win_keyval, attribute_val, flag', 'MPI_Attr_get': 'comm, keyval, attribute_val, flag',
     'MPI_Grequest_start': 'query_fn, free_fn, cancel_fn, extra_state, request',
+    'MPI_Register_datarep': 'datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state',
 }
 
 

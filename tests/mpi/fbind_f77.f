@@ -70,7 +70,10 @@
       integer(kind=MPI_ADDRESS_KIND) aval, extra
       logical flag
       character*(MPI_MAX_OBJECT_NAME) cname
-      double precision t0
+      double precision t0, dpair(2), dres(2)
+      real rpair(2), rres(2)
+      integer ipair(2), ires(2)
+      double complex zv, zs
       common /hstate/ calls, lastcode
       common /astate/ ncopy, ndel
 
@@ -94,6 +97,31 @@
      &     MPI_INTEGER, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
      &     MPI_STATUS_IGNORE, ierr)
       call check(got .eq. prev, 'status ignore')
+
+! Fortran pair types with MAXLOC/MINLOC, DOUBLE COMPLEX sums
+      dpair(1) = dble(rank + 1)
+      dpair(2) = dble(rank)
+      call MPI_ALLREDUCE(dpair, dres, 1, MPI_2DOUBLE_PRECISION,
+     &     MPI_MAXLOC, MPI_COMM_WORLD, ierr)
+      call check(dres(1) .eq. dble(nranks) .and.
+     &     dres(2) .eq. dble(nranks - 1), '2DOUBLE_PRECISION MAXLOC')
+      rpair(1) = real(rank + 1)
+      rpair(2) = real(rank)
+      call MPI_ALLREDUCE(rpair, rres, 1, MPI_2REAL, MPI_MINLOC,
+     &     MPI_COMM_WORLD, ierr)
+      call check(rres(1) .eq. 1.0 .and. rres(2) .eq. 0.0,
+     &     '2REAL MINLOC')
+      ipair(1) = 7
+      ipair(2) = nranks - 1 - rank
+      call MPI_ALLREDUCE(ipair, ires, 1, MPI_2INTEGER, MPI_MINLOC,
+     &     MPI_COMM_WORLD, ierr)
+      call check(ires(1) .eq. 7 .and. ires(2) .eq. 0,
+     &     '2INTEGER MINLOC ties take the lowest index')
+      zv = dcmplx(dble(rank), 1.0d0)
+      call MPI_ALLREDUCE(zv, zs, 1, MPI_DOUBLE_COMPLEX, MPI_SUM,
+     &     MPI_COMM_WORLD, ierr)
+      call check(zs .eq. dcmplx(dble(nranks * (nranks - 1) / 2),
+     &     dble(nranks)), 'DOUBLE COMPLEX sum')
 
 ! MPI_IN_PLACE
       val = rank + 1
@@ -133,6 +161,13 @@
       call check(calls .eq. 1, 'handler called')
       call MPI_ERROR_CLASS(lastcode, i, ierr)
       call check(i .eq. MPI_ERR_RANK, 'handler code')
+      call MPI_ERRHANDLER_FREE(eh, ierr)
+! the same through MPI-1's MPI_ERRHANDLER_CREATE (removed in MPI-3.0)
+      call MPI_ERRHANDLER_CREATE(myhandler, eh, ierr)
+      call check(ierr .eq. MPI_SUCCESS, 'MPI_ERRHANDLER_CREATE')
+      call MPI_COMM_SET_ERRHANDLER(dup, eh, ierr)
+      call MPI_SEND(rank, 1, MPI_INTEGER, nranks + 5, 0, dup, ierr)
+      call check(calls .eq. 2, 'MPI-1 handler called')
       call MPI_ERRHANDLER_FREE(eh, ierr)
 
 ! attribute callbacks in Fortran

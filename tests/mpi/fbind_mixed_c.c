@@ -25,3 +25,18 @@ int cmix_wait(MPI_Fint *freq, MPI_Fint *ftype) {
   *freq = MPI_Request_c2f(r);
   return n;
 }
+
+/* a status received in Fortran, read in C (MPI_Status_f2c) and given back changed
+ * (MPI_Status_c2f); Fortran's MPI_STATUS_IGNORE must be C's MPI_F_STATUS_IGNORE. Returns
+ * count * 1000 + source, or a negative step that failed. */
+int cmix_status(MPI_Fint *fstatus, MPI_Fint *fout, MPI_Fint *fignore);
+int cmix_status(MPI_Fint *fstatus, MPI_Fint *fout, MPI_Fint *fignore) {
+  MPI_Status st;
+  int n = -1;
+  if (fignore != MPI_F_STATUS_IGNORE) return -2;
+  if (MPI_Status_f2c(fstatus, &st) != MPI_SUCCESS) return -3;
+  if (MPI_Get_count(&st, MPI_INT, &n) != MPI_SUCCESS) return -4;
+  st.MPI_TAG += 100;
+  if (MPI_Status_c2f(&st, fout) != MPI_SUCCESS) return -5;
+  return n * 1000 + st.MPI_SOURCE;
+}
