@@ -128,7 +128,9 @@ static inline __attribute__((always_inline)) bool skn_dev_deliver(skn_req *r, co
   bool ok = m->dt ? skn_dt_sig_match(r->dt, m->dt, n) : skn_dt_sig_match_sum(r->dt, r->count, m->sum);
   skn_p2p_set_result(r, m->src, m->tag, m->bytes, ok ? n : 0, ok);
   if (SKN_LIKELY(m->how == SKN_DATA_TYPED)) {
-    if (ok) skn_dt_copy_inline(r->buf, r->count, r->dt, m->data, m->count, m->dt); /* copies n bytes */
+    /* n is min(message, capacity): contiguous layouts copy it without recomputing it */
+    if (ok && SKN_LIKELY(r->dt->contig && m->dt->contig)) skn_copy_bytes(r->buf, m->data, n);
+    else if (ok) skn_dt_copy(r->buf, r->count, r->dt, m->data, m->count, m->dt); /* copies n bytes */
     return true;
   }
   if (m->how == SKN_DATA_PACKED) {
