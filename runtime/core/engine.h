@@ -110,8 +110,9 @@ static inline skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag, 
  * queued message r matches out of me's queue and returns it, or posts r and returns NULL. */
 static inline skn_req *skn_p2p_recv_post(skn_rank *me, skn_req *r) {
   skn_mq *mq = &me->mq;
+  int ctx = r->ctx, src = r->src, tag = r->tag; /* before the lock: the caller's just-stored values, not reloads */
   skn_spin_lock(&mq->lock);
-  skn_req *env = find_unexpected(mq, r->ctx, r->src, r->tag, true);
+  skn_req *env = find_unexpected(mq, ctx, src, tag, true);
   if (!env) {
     r->queued = true;
     list_append(&mq->posted, &mq->posted_tail, r);
