@@ -38,9 +38,12 @@ static inline skn_rank *skn_api_self_any(const char *fn) {
   return SKN_LIKELY(me != NULL) ? me : skn_api_self_any_slow(fn);
 }
 
+/* Handle checks are one unsigned compare each: h minus its kind's base is below the
+ * table's length only if h has that kind (another kind differs by at least 2^24, and
+ * the tables are shorter). */
 static inline skn_comm_view *skn_api_comm(skn_rank *me, int h) {
-  unsigned idx = (unsigned)h & 0xffffffu;
-  if (SKN_UNLIKELY(((unsigned)h >> 24) != SKN_KIND_COMM || idx >= (unsigned)me->ncomms)) return NULL;
+  unsigned idx = (unsigned)h - ((unsigned)SKN_KIND_COMM << 24);
+  if (SKN_UNLIKELY(idx >= (unsigned)me->ncomms)) return NULL;
   skn_comm_view *v = skn_rank_comm_slot(me, idx);
   return SKN_LIKELY(v->comm != NULL) ? v : NULL;
 }
@@ -52,9 +55,8 @@ SKN_INTERNAL const skn_dtype *skn_api_dtype_derived(skn_rank *me, int h);
 SKN_INTERNAL const skn_dtype *skn_api_dtype_any(skn_rank *me, int h);
 
 static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
-  unsigned idx = (unsigned)h & 0xffffffu;
-  if (SKN_LIKELY(((unsigned)h >> 24) == SKN_KIND_DATATYPE && idx - 1 < SKN_DT_PREDEFINED_COUNT - 1))
-    return &skn_dt_predefined[idx];
+  unsigned idx = (unsigned)h - (((unsigned)SKN_KIND_DATATYPE << 24) | 1u); /* slot 0 is MPI_DATATYPE_NULL */
+  if (SKN_LIKELY(idx < SKN_DT_PREDEFINED_COUNT - 1)) return &skn_dt_predefined[1 + idx];
   return skn_api_dtype_derived(me, h);
 }
 

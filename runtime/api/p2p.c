@@ -40,10 +40,9 @@ static inline void fill_msg(skn_msg *m, const void *buf, int count, const skn_dt
   m->mode = mode;
 }
 
-/* A checked receive's arguments into r. */
-static inline void fill_recv(skn_req *r, void *buf, int count, const skn_dtype *t, int source, int tag,
+/* A checked receive's arguments into r (recv_args), and its kind (fill_recv). */
+static inline void recv_args(skn_req *r, void *buf, int count, const skn_dtype *t, int source, int tag,
                              MPI_Comm comm, const skn_comm_view *v) {
-  r->kind = SKN_REQ_RECV;
   r->buf = buf;
   r->count = (size_t)count;
   r->dt = t;
@@ -51,6 +50,11 @@ static inline void fill_recv(skn_req *r, void *buf, int count, const skn_dtype *
   r->src = source;
   r->tag = tag;
   r->comm = comm;
+}
+static inline void fill_recv(skn_req *r, void *buf, int count, const skn_dtype *t, int source, int tag,
+                             MPI_Comm comm, const skn_comm_view *v) {
+  r->kind = SKN_REQ_RECV;
+  recv_args(r, buf, count, t, source, tag, comm, v);
 }
 
 /* A receive request for the length of a blocking call (on the caller's stack, or the rank's recv_req). */
@@ -123,12 +127,26 @@ SKN_API_HOT int impl_Bsend(skn_rank *me, const char *fn, const void *buf, int co
   return blocking_send(me, fn, buf, count, t, dest, tag, comm, v, SKN_MODE_BUFFERED);
 }
 
-/* A blocking receive into request r: posted, waited for, its status reported. */
-static inline __attribute__((always_inline)) int recv_wait(skn_rank *me, const char *fn, skn_req *r, void *buf,
-                                                           int count, const skn_dtype *t, int source, int tag,
-                                                           MPI_Comm comm, const skn_comm_view *v, MPI_Status *status) {
-  stack_recv_init(r);
-  fill_recv(r, buf, count, t, source, tag, comm, v);
+/* The rank's own receive request (skn_rank.recv_req) between two blocking receives:
+ * kind SKN_REQ_RECV (skn_rank_create), not pooled, not queued, next NULL (taking a
+ * receive out of a queue clears its link), not cancelled (it has no handle), and
+ * truncated/type_mismatch are rewritten by every delivery (skn_p2p_set_result). Only
+ * `sync` and the arguments change from one receive to the next. */
+static inline void rank_recv_init(skn_req *r) { atomic_init(&r->sync, 0); }
+
+/* A blocking receive into request r: posted, waited for, its status reported. `own`: r
+ * is the rank's recv_req (rank_recv_init), else a request on the caller's stack. */
+static inline __attribute__((always_inline)) int recv_wait(skn_rank *me, const char *fn, skn_req *r, bool own,
+                                                           void *buf, int count, const skn_dtype *t, int source,
+                                                           int tag, MPI_Comm comm, const skn_comm_view *v,
+                                                           MPI_Status *status) {
+  if (own) {
+    rank_recv_init(r);
+  } else {
+    stack_recv_init(r);
+    r->kind = SKN_REQ_RECV;
+  }
+  recv_args(r, buf, count, t, source, tag, comm, v);
   skn_req *env = skn_p2p_recv_post(me, r); /* skn_p2p_recv, compiled in */
   if (env) skn_p2p_recv_matched(r, env);
   if (!skn_req_done(r)) {
@@ -144,7 +162,7 @@ static __attribute__((noinline)) int recv_on_stack(skn_rank *me, const char *fn,
                                                    const skn_dtype *t, int source, int tag, MPI_Comm comm,
                                                    const skn_comm_view *v, MPI_Status *status) {
   skn_req r;
-  return recv_wait(me, fn, &r, buf, count, t, source, tag, comm, v, status);
+  return recv_wait(me, fn, &r, false, buf, count, t, source, tag, comm, v, status);
 }
 
 SKN_API_HOT int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, const skn_dtype *t,
@@ -154,7 +172,7 @@ SKN_API_HOT int impl_Recv(skn_rank *me, const char *fn, void *buf, int count, MP
     return MPI_SUCCESS;
   }
   if (SKN_UNLIKELY(me->mt)) return recv_on_stack(me, fn, buf, count, t, source, tag, comm, v, status);
-  return recv_wait(me, fn, &me->recv_req, buf, count, t, source, tag, comm, v, status);
+  return recv_wait(me, fn, &me->recv_req, true, buf, count, t, source, tag, comm, v, status);
 }
 
 /* ------------------------------------------------------------------ nonblocking */

@@ -113,10 +113,7 @@ SKN_INTERNAL size_t skn_dt_copy(void *dst, size_t dcount, const skn_dtype *dt,
                                 const void *src, size_t scount, const skn_dtype *st);
 /* skn_dt_copy with the common case inline: contiguous layouts, small messages copied
  * without a call. */
-static inline size_t skn_dt_copy_inline(void *dst, size_t dcount, const skn_dtype *dt, const void *src,
-                                        size_t scount, const skn_dtype *st) {
-  if (SKN_UNLIKELY(!dt->contig || !st->contig)) return skn_dt_copy(dst, dcount, dt, src, scount, st);
-  size_t sb = scount * st->size, db = dcount * dt->size, n = sb < db ? sb : db;
+static inline void skn_copy_bytes(void *dst, const void *src, size_t n) {
   char *d = (char *)dst;
   const char *s = (const char *)src;
   if (n >= 8 && n <= 16) { /* two overlapping 8-byte moves */
@@ -128,6 +125,12 @@ static inline size_t skn_dt_copy_inline(void *dst, size_t dcount, const skn_dtyp
   } else if (n) {
     __builtin_memcpy(d, s, n);
   }
+}
+static inline size_t skn_dt_copy_inline(void *dst, size_t dcount, const skn_dtype *dt, const void *src,
+                                        size_t scount, const skn_dtype *st) {
+  if (SKN_UNLIKELY(!dt->contig || !st->contig)) return skn_dt_copy(dst, dcount, dt, src, scount, st);
+  size_t sb = scount * st->size, db = dcount * dt->size, n = sb < db ? sb : db;
+  skn_copy_bytes(dst, src, n);
   return n;
 }
 

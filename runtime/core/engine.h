@@ -110,8 +110,9 @@ static inline skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag, 
  * queued message r matches out of me's queue and returns it, or posts r and returns NULL. */
 static inline skn_req *skn_p2p_recv_post(skn_rank *me, skn_req *r) {
   skn_mq *mq = &me->mq;
+  int ctx = r->ctx, src = r->src, tag = r->tag; /* before the lock: the caller's just-stored values, not reloads */
   skn_spin_lock(&mq->lock);
-  skn_req *env = find_unexpected(mq, r->ctx, r->src, r->tag, true);
+  skn_req *env = find_unexpected(mq, ctx, src, tag, true);
   if (!env) {
     r->queued = true;
     list_append(&mq->posted, &mq->posted_tail, r);
@@ -128,7 +129,9 @@ static inline __attribute__((always_inline)) bool skn_dev_deliver(skn_req *r, co
   bool ok = m->dt ? skn_dt_sig_match(r->dt, m->dt, n) : skn_dt_sig_match_sum(r->dt, r->count, m->sum);
   skn_p2p_set_result(r, m->src, m->tag, m->bytes, ok ? n : 0, ok);
   if (SKN_LIKELY(m->how == SKN_DATA_TYPED)) {
-    if (ok) skn_dt_copy_inline(r->buf, r->count, r->dt, m->data, m->count, m->dt); /* copies n bytes */
+    /* n is min(message, capacity): contiguous layouts copy it without recomputing it */
+    if (ok && SKN_LIKELY(r->dt->contig && m->dt->contig)) skn_copy_bytes(r->buf, m->data, n);
+    else if (ok) skn_dt_copy(r->buf, r->count, r->dt, m->data, m->count, m->dt); /* copies n bytes */
     return true;
   }
   if (m->how == SKN_DATA_PACKED) {

@@ -275,6 +275,7 @@ skn_rank *skn_rank_create(int world_rank) {
   r->proc = skn_job_g.proc;
   r->tp = &skn_local_transport;
   skn_job_g.ranks[world_rank] = r;
+  r->recv_req.kind = SKN_REQ_RECV; /* for good: api/p2p.c's blocking receive sets only what changes */
 
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */
   bool chunk0 = chunk_ensure(&r->comm_chunks, 0, SKN_COMM_CHUNKS, SKN_COMM_CHUNK * sizeof(skn_comm_view));
