@@ -69,7 +69,79 @@ static bool caller_lookup(const void *ra) {
   return true;
 }
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+/* Under TSan and ASan calls of an interposed function (all of them under TSan; poll, read
+ * and others under ASan), the program's as well as Skein's and UCX's own, reach it through
+ * the sanitizer's interceptor (its runtime comes first in the lookup order), so the return
+ * address is the sanitizer's. The caller that decides is the first frame outside the
+ * sanitizer runtime above it: found by unwinding (eh_frame), paid only in sanitized builds.
+ * (ASan: PMI's read of its socket, under the PMI lock, became a scheduler wait, and the next
+ * rank on that worker blocked the worker on that lock for ever: ring_n4_p2_w1 hung.) */
+#include <link.h>
+#include <unwind.h>
+
+#ifdef __SANITIZE_THREAD__
+void __tsan_func_entry(void *pc);
+#define SAN_ANCHOR ((void *)__tsan_func_entry)
+#else
+void __asan_init(void);
+#define SAN_ANCHOR ((void *)__asan_init)
+#endif
+static uintptr_t san_lo, san_hi; /* the sanitizer runtime's loaded segments, [lo, hi) */
+
+static int san_range_cb(struct dl_phdr_info *info, size_t size, void *base) {
+  (void)size;
+  if (info->dlpi_addr != (uintptr_t)base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!san_lo || lo < san_lo) san_lo = lo;
+    if (hi > san_hi) san_hi = hi;
+  }
+  return 1;
+}
+
+static void san_range_init(void) {
+  Dl_info info;
+  if (dladdr(SAN_ANCHOR, &info) && info.dli_fbase) dl_iterate_phdr(san_range_cb, info.dli_fbase);
+}
+
+static bool in_san(uintptr_t a) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, san_range_init);
+  return a >= san_lo && a < san_hi;
+}
+
+typedef struct {
+  uintptr_t caller;
+  bool seen_san;
+} san_walk;
+
+static _Unwind_Reason_Code san_walk_cb(struct _Unwind_Context *ctx, void *arg) {
+  san_walk *w = arg;
+  uintptr_t ip = _Unwind_GetIP(ctx);
+  if (in_san(ip)) w->seen_san = true;
+  else if (w->seen_san) {
+    w->caller = ip;
+    return _URC_END_OF_STACK;
+  }
+  return _URC_NO_REASON;
+}
+
+/* The return address into the interceptor's caller, or ra when ra is not the sanitizer's. */
+static const void *real_caller(const void *ra) {
+  if (!in_san((uintptr_t)ra)) return ra;
+  san_walk w = {0, false};
+  _Unwind_Backtrace(san_walk_cb, &w);
+  return w.caller ? (const void *)w.caller : ra;
+}
+#else
+static inline const void *real_caller(const void *ra) { return ra; }
+#endif
+
 static bool user_caller(const void *ra) {
+  ra = real_caller(ra);
   uintptr_t a = (uintptr_t)ra & ~(uintptr_t)1;
   _Atomic(uintptr_t) *slot = &CC.site[(a >> 2) % CALLER_CACHE];
   uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);

@@ -38,6 +38,7 @@ static struct {
   skn_boot_config cfg;
   cpu_set_t process_cpus;
   pthread_key_t thread_key;
+  char ***argvs; /* each local rank's copy of argv while it runs, and after exit() */
 } boot_state;
 
 static _Noreturn void real_exit(int code) {
@@ -74,10 +75,14 @@ static void free_argv(char **v) {
 
 static void rank_main(void *arg) {
   skn_rank *r = arg;
-  char **argv = copy_argv(boot_state.argc, boot_state.argv);
+  char ***slot = &boot_state.argvs[r->world_rank - skn_job_g.first_rank];
+  char **argv = *slot = copy_argv(boot_state.argc, boot_state.argv);
   skn_priv_rank_start(r); /* its copy of the privatized globals, its constructors */
   int code = boot_state.user_main(boot_state.argc, argv, boot_state.envp);
-  free_argv(argv); /* a rank ended by exit() keeps its copy, as a process would */
+  /* A rank ended by exit() keeps its copy, as a process would: held in argvs, it is not
+   * a leak (its ULT's stack, the only other reference, is gone). */
+  *slot = NULL;
+  free_argv(argv);
   rank_end(r, code);
 }
 
@@ -464,6 +469,8 @@ static int boot_main(int argc, char **argv, char **envp) {
   skn_job_g.buffer_budget = boot_state.cfg.buffer_budget;
   skn_job_g.wtime_base = 0;
 
+  if (!(boot_state.argvs = calloc((size_t)boot_state.cfg.nranks, sizeof *boot_state.argvs)))
+    skn_fatal("out of memory starting %d ranks", boot_state.cfg.nranks);
   for (int i = 0; i < boot_state.cfg.nranks; i++) {
     int world_rank = pi.first_rank + i;
     skn_rank *r = skn_rank_create(world_rank);

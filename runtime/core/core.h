@@ -579,6 +579,7 @@ static inline void skn_rank_unlock(skn_rank *me) {
 /* The job's world of `size` ranks, of which this process (`proc` of `nprocs`) runs
  * first_rank .. first_rank + nranks - 1; the others get proxies. */
 SKN_INTERNAL int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks);
+SKN_INTERNAL void skn_job_fini(void); /* for a process that starts another job */
 SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 /* A fresh context id pair, unique in the whole job without any agreement: each process
  * hands out the ids congruent to its index modulo the process count. */

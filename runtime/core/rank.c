@@ -38,8 +38,10 @@ int skn_cid_alloc(void) {
   return (int)id;
 }
 
-static void comm_free(skn_comm *c) {
-  if (!c) return;
+static void comm_free(skn_comm *c);
+
+/* What a communicator holds, not the communicator (WORLD and SELF are the job's). */
+static void comm_release(skn_comm *c) {
   if (c->x) {
     comm_free(c->x->local);
     free(c->x->local_of);
@@ -53,6 +55,11 @@ static void comm_free(skn_comm *c) {
   free(c->slots);
   if (c->rmembers != c->members) free(c->rmembers);
   free(c->members);
+}
+
+static void comm_free(skn_comm *c) {
+  if (!c) return;
+  comm_release(c);
   free(c);
 }
 
@@ -265,6 +272,24 @@ int skn_job_init(int size, int nprocs, int proc, int first_rank, int nranks) {
     j->ranks[w] = p;
   }
   return 0;
+}
+
+/* For a process that runs one job after another (the unit tests' harness): frees the
+ * arrays skn_job_init made, the ranks' own communicators included, once every rank has
+ * ended. The ranks themselves stay: their units, which the scheduler keeps, point to them.
+ * A job of skeinrun lasts as long as its process. */
+void skn_job_fini(void) {
+  skn_job *j = &skn_job_g;
+  for (int i = 0; i < j->nranks; i++) comm_release(&j->self_comms[j->first_rank + i]);
+  for (int w = 0; w < j->size; w++) /* the proxies are one block, from the first of them */
+    if (w < j->first_rank || w >= j->first_rank + j->nranks) {
+      free(j->ranks[w]);
+      break;
+    }
+  comm_release(&j->world); /* its members are j->ranks */
+  free(j->self_comms);
+  j->ranks = NULL;
+  j->self_comms = NULL;
 }
 
 skn_rank *skn_rank_create(int world_rank) {

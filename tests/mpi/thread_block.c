@@ -248,6 +248,9 @@ int main(int argc, char **argv)
     CHECK(c->got == 1000 + c->peer, "wrong message (expected %d got %d)", 1000 + c->peer, c->got);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Finalize());
+    pthread_cond_destroy(&c->cv); /* every mode's thread has been joined */
+    pthread_mutex_destroy(&c->mu);
+    free(c);
     if (rank == 0) printf("PASS %s\n", TEST_NAME);
     return 0;
 }

@@ -39,6 +39,7 @@ inline void run_ranks(int nranks, int nworkers, std::function<void(skn_rank *)> 
     ASSERT_NE(r->unit, nullptr);
   }
   skn_sched_run();
+  skn_job_fini(); /* the next run_ranks starts a new job */
 }
 
 }  // namespace skntest

@@ -100,7 +100,7 @@ skn_req *make_env(void *arg, size_t) {
   } else {
     r->proto = SKN_PROTO_EAGER;
     r->payload = malloc(w->bytes ? w->bytes : 1);
-    memcpy(r->payload, w->data.data(), w->bytes);
+    if (w->bytes) memcpy(r->payload, w->data.data(), w->bytes); /* data() of an empty vector may be null */
   }
   atomic_store(&r->filled, 1u);
   return r;
@@ -251,6 +251,7 @@ void run_job(int nworkers, std::function<void(skn_rank *)> body) {
   }
   skn_dev_bind(1, &fake);  // the proxies 2 and 3
   skn_sched_run();
+  skn_job_fini(); /* the next run_job starts a new job */
   ASSERT_TRUE(wire.empty());
 }
 
@@ -507,6 +508,7 @@ TEST(Device, TypeSignaturesAreCheckedAsWithinAProcess) {
           }
           round++;
         }
+        for (skn_dtype *t : {id, di, id2}) skn_dt_release(me, t); /* its requests are released */
       });
     }
   }
