@@ -108,6 +108,14 @@ static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, c
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
 }
 
+/* Whether root names a collective's root on c: a rank of c, or on an intercommunicator
+ * MPI_ROOT (the root), MPI_PROC_NULL (the rest of the root's group) or a rank of the
+ * remote group (the other group). */
+static inline bool skn_api_root_ok(const skn_comm *c, int root) {
+  if (skn_comm_is_inter(c)) return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize);
+  return root >= 0 && root < c->size;
+}
+
 /* Generalized requests (grequest.c), kind SKN_REQ_GREQ. settle: on completion for the
  * user, runs the query function into the request's status fields and then the free
  * function; returns the first error code they returned. query: the query function only

@@ -451,8 +451,7 @@ static int impl_Recv_init(skn_rank *me, const char *fn, void *buf, int count, MP
   return persistent_init(me, fn, true, SKN_MODE_STANDARD, buf, count, dt, t, source, tag, comm, req);
 }
 
-static int start_one(skn_rank *me, MPI_Request *handle) {
-  static const char fn[] = "MPI_Start";
+static int impl_Start(skn_rank *me, const char *fn, MPI_Request *handle) {
   skn_req *p = handle ? skn_req_lookup(me, *handle) : NULL;
   if (!p || p->kind != SKN_REQ_PERSISTENT)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "not a persistent request");
@@ -471,21 +470,13 @@ static int start_one(skn_rank *me, MPI_Request *handle) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Start(MPI_Request *req) {
-  return start_one(skn_api_self("MPI_Start"), req);
-}
-SKN_WEAK_ALIAS(Start);
-
-int PMPI_Startall(int count, MPI_Request reqs[]) {
-  skn_rank *me = skn_api_self("MPI_Startall");
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Startall", "count=%d", count);
+static int impl_Startall(skn_rank *me, const char *fn, int count, MPI_Request reqs[]) {
   for (int i = 0; i < count; i++) {
-    int rc = start_one(me, &reqs[i]);
+    int rc = impl_Start(me, fn, &reqs[i]);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Startall);
 
 /* Frees a persistent request's arguments when the request itself goes. */
 void skn_api_persistent_free(skn_req *r) {

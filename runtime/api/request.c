@@ -65,7 +65,9 @@ static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
 /* ------------------------------------------------------------------ wait */
 
 /* Entry points generated into entries_request.h (included at the end): the request
- * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it. */
+ * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it.
+ * The request-array calls get the array checked for NULL (len=count) and look each
+ * element up here, where MPI_REQUEST_NULL entries are skipped. */
 SKN_API_HOT int impl_Wait(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, MPI_Status *status) {
   if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     skn_api_empty_status(status);
@@ -96,10 +98,7 @@ static int finish_in_status(skn_rank *me, const char *fn, MPI_Request *h, skn_re
   return err;
 }
 
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Waitall";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Waitall(skn_rank *me, const char *fn, int count, MPI_Request reqs[], MPI_Status statuses[]) {
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     int rc;
@@ -128,15 +127,14 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   if (any_error) return skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Waitall);
 
 /* Index of the first complete active request, -1 when none, -2 when none is active. */
-static int first_done(skn_rank *me, int count, MPI_Request reqs[], int *rc) {
+static int first_done(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *rc) {
   bool any_active = false;
   *rc = MPI_SUCCESS;
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
-    skn_req *r = lookup_or_error(me, "MPI_Waitany", reqs[i], rc);
+    skn_req *r = lookup_or_error(me, fn, reqs[i], rc);
     if (!r) return -3;
     skn_req *a = skn_api_active(r);
     if (!a) continue;
@@ -168,12 +166,9 @@ static void wait_any(skn_rank *me, const char *fn, int count, MPI_Request reqs[]
   skn_api_leave(me);
 }
 
-int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
-  static const char fn[] = "MPI_Waitany";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Waitany(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *index, MPI_Status *status) {
   for (;;) {
-    int rc, i = first_done(me, count, reqs, &rc);
+    int rc, i = first_done(me, fn, count, reqs, &rc);
     if (i == -3) return rc;
     if (i == -2) {
       *index = MPI_UNDEFINED;
@@ -187,7 +182,6 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) 
     wait_any(me, fn, count, reqs);
   }
 }
-SKN_WEAK_ALIAS(Waitany);
 
 /* Completes every complete request; returns how many (MPI_UNDEFINED if none active). */
 static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int indices[],
@@ -215,10 +209,7 @@ static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request req
   return any_active ? n : MPI_UNDEFINED;
 }
 
-int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Waitsome";
-  skn_rank *me = skn_api_self(fn);
-  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+static int impl_Waitsome(skn_rank *me, const char *fn, int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
   for (;;) {
     int rc;
     int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
@@ -229,7 +220,6 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     wait_any(me, fn, incount, reqs);
   }
 }
-SKN_WEAK_ALIAS(Waitsome);
 
 /* ------------------------------------------------------------------ test */
 
@@ -251,10 +241,7 @@ SKN_API_HOT int impl_Test(skn_rank *me, const char *fn, MPI_Request *req, skn_re
   return skn_api_request_finish(me, fn, req, r, status);
 }
 
-int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Testall";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Testall(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   for (int pass = 0; pass < 2; pass++) {
     bool all = true;
     for (int i = 0; i < count && all; i++) {
@@ -267,21 +254,17 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     }
     if (all) {
       *flag = 1;
-      return PMPI_Waitall(count, reqs, statuses);
+      return impl_Waitall(me, fn, count, reqs, statuses);
     }
     if (pass == 0) skn_sched_yield();
   }
   *flag = 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Testall);
 
-int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-  static const char fn[] = "MPI_Testany";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Testany(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
   for (int pass = 0; pass < 2; pass++) {
-    int rc, i = first_done(me, count, reqs, &rc);
+    int rc, i = first_done(me, fn, count, reqs, &rc);
     if (i == -3) return rc;
     if (i == -2) {
       *flag = 1;
@@ -300,12 +283,8 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
   *index = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Testany);
 
-int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Testsome";
-  skn_rank *me = skn_api_self(fn);
-  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+static int impl_Testsome(skn_rank *me, const char *fn, int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
   int rc;
   int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
   if (rc == MPI_SUCCESS && n == 0) {
@@ -315,7 +294,6 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
   *outcount = n;
   return rc;
 }
-SKN_WEAK_ALIAS(Testsome);
 
 /* ------------------------------------------------------------------ request management */
 
@@ -660,6 +638,7 @@ SKN_WEAK_ALIAS(Mrecv);
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req) {
   skn_rank *me = skn_api_self("MPI_Imrecv");
+  if (!req) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Imrecv", "req=NULL");
   if (message && *message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
     skn_req *r = skn_req_alloc(me);

@@ -31,6 +31,13 @@ MPI_Finalize, as the Info functions); `err=CLASS` applies to any checked argumen
 handle, a NULL pointer or string, a negative count); `null` lets a handle be its
 MPI_X_NULL (the implementation gets a NULL object); `uncommitted` accepts a DATATYPE that is
 not committed. Arrays of handles with `len=n` are checked element by element.
+
+Collectives (gen13): `root` on a RANK makes it a collective's root, checked against the
+communicator (an intercommunicator's: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group)
+with MPI_ERR_ROOT. An out REQUEST (every nonblocking call) must not be NULL: MPI_ERR_ARG,
+before the call does anything. The arguments whose meaning depends on the caller's role
+(buffers, counts and types significant at the root only, count arrays sized by the group)
+are `nocheck` and checked by the impl_ function.
 """
 import re
 from dataclasses import dataclass, field
@@ -76,6 +83,7 @@ class Arg:
     null: bool = False           # null: a handle may be its MPI_X_NULL (passed on with no object)
     uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
     wildcard: bool = False       # any: a RANK/TAG that may be MPI_ANY_SOURCE/MPI_ANY_TAG
+    root: bool = False           # root: a RANK that is a collective's root (MPI_ERR_ROOT)
 
     @property
     def ctype(self) -> str:
@@ -175,6 +183,8 @@ def load(path) -> List[Function]:
                     arg.uncommitted = True
                 elif opt == 'any':
                     arg.wildcard = True
+                elif opt == 'root':
+                    arg.root = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):
