@@ -70,6 +70,9 @@ SKN_INTERNAL const int *skn_api_lastusedcode(skn_rank *me);
 /* Whether code is a valid error code of this rank (predefined or added). */
 SKN_INTERNAL bool skn_api_valid_code(skn_rank *me, int code);
 
+/* Whether a Fortran status is NULL or MPI_F_STATUS(ES)_IGNORE (api/request.c). */
+SKN_INTERNAL bool skn_api_f_status_ignored(const MPI_Fint *f);
+
 /* Status of a completed request. */
 static inline void skn_api_set_status(MPI_Status *st, const skn_req *r) {
   if (st == MPI_STATUS_IGNORE) return;

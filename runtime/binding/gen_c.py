@@ -142,6 +142,14 @@ def entry(f):
         call.append(a.name)
         if a.nocheck:
             continue
+        if a.kind == 'STATUS' and a.required and not a.array:
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' +
+                        fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name} is NULL or MPI_STATUS_IGNORE'))
+            continue
+        if a.fstatus:
+            body.append(f'if (SKN_UNLIKELY(skn_api_f_status_ignored({a.name}))) ' +
+                        fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name} is NULL or MPI_F_STATUS_IGNORE'))
+            continue
         extra = p2p_check(f, a, fail, body, late)
         if extra is not None:
             if extra:

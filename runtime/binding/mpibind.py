@@ -38,6 +38,12 @@ with MPI_ERR_ROOT. An out REQUEST (every nonblocking call) must not be NULL: MPI
 before the call does anything. The arguments whose meaning depends on the caller's role
 (buffers, counts and types significant at the root only, count arrays sized by the group)
 are `nocheck` and checked by the impl_ function.
+
+Statuses (gen13): a STATUS may be MPI_STATUS_IGNORE unless `required` (status queries,
+MPI_Status_f2c/c2f: MPI_ERR_ARG); `fstatus` on a CTYPE argument makes it a Fortran status
+(MPI_Fint *) that may not be NULL or MPI_F_STATUS_IGNORE. A request array with `len=n`
+may not be NULL when n > 0; its elements (MPI_REQUEST_NULL allowed) are looked up by
+impl_.
 """
 import re
 from dataclasses import dataclass, field
@@ -84,6 +90,8 @@ class Arg:
     uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
     wildcard: bool = False       # any: a RANK/TAG that may be MPI_ANY_SOURCE/MPI_ANY_TAG
     root: bool = False           # root: a RANK that is a collective's root (MPI_ERR_ROOT)
+    required: bool = False       # required: a STATUS that may not be MPI_STATUS_IGNORE
+    fstatus: bool = False        # fstatus: a Fortran status (MPI_Fint *), not MPI_F_STATUS_IGNORE
 
     @property
     def ctype(self) -> str:
@@ -185,6 +193,10 @@ def load(path) -> List[Function]:
                     arg.wildcard = True
                 elif opt == 'root':
                     arg.root = True
+                elif opt == 'required':
+                    arg.required = True
+                elif opt == 'fstatus':
+                    arg.fstatus = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):
