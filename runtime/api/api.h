@@ -72,6 +72,9 @@ SKN_INTERNAL const int *skn_api_lastusedcode(skn_rank *me);
 /* Whether code is a valid error code of this rank (predefined or added). */
 SKN_INTERNAL bool skn_api_valid_code(skn_rank *me, int code);
 
+/* Whether a Fortran status is NULL or MPI_F_STATUS(ES)_IGNORE (api/request.c). */
+SKN_INTERNAL bool skn_api_f_status_ignored(const MPI_Fint *f);
+
 /* Status of a completed request. */
 static inline void skn_api_set_status(MPI_Status *st, const skn_req *r) {
   if (st == MPI_STATUS_IGNORE) return;
@@ -108,6 +111,14 @@ static inline void skn_api_leave(skn_rank *me) { __atomic_store_n(&me->call.fn, 
 static inline int skn_api_intra_only(skn_rank *me, skn_comm_view *v, int comm, const char *fn) {
   if (SKN_LIKELY(!skn_comm_is_inter(v->comm))) return MPI_SUCCESS;
   return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
+}
+
+/* Whether root names a collective's root on c: a rank of c, or on an intercommunicator
+ * MPI_ROOT (the root), MPI_PROC_NULL (the rest of the root's group) or a rank of the
+ * remote group (the other group). */
+static inline bool skn_api_root_ok(const skn_comm *c, int root) {
+  if (skn_comm_is_inter(c)) return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize);
+  return root >= 0 && root < c->size;
 }
 
 /* Generalized requests (grequest.c), kind SKN_REQ_GREQ. settle: on completion for the

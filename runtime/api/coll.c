@@ -1,9 +1,13 @@
 /* Collective calls and reduction operations: argument checks, then the algorithm the
- * communicator's collective table names (core/collective.h). */
+ * communicator's collective table names (core/collective.h). The entry points are
+ * generated (entries_coll.h): they check the communicator, the root and that a
+ * nonblocking call has somewhere to put its request; the checks that depend on the
+ * caller's role (which buffers, counts and types are significant) are made here. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "objects.h"
 
 #define IN_PLACE(p) ((const void *)(p) == MPI_IN_PLACE)
 
@@ -14,15 +18,6 @@ typedef struct coll_ctx {
   MPI_Comm comm;
 } coll_ctx;
 
-/* Common checks; on success fills ctx and marks the rank as inside `fn`. */
-static int begin(coll_ctx *x, const char *fn, MPI_Comm comm) {
-  x->fn = fn;
-  x->comm = comm;
-  x->me = skn_api_self(fn);
-  x->v = skn_api_comm(x->me, comm);
-  if (!x->v) return skn_api_error(x->me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
-  return MPI_SUCCESS;
-}
 
 static inline void enter(coll_ctx *x) { skn_api_enter(x->me, x->fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED); }
 static inline void leave(coll_ctx *x) { skn_api_leave(x->me); }
@@ -38,22 +33,6 @@ static int check_buf(coll_ctx *x, const char *what, const void *buf, int count, 
 }
 
 static inline bool is_inter(const coll_ctx *x) { return skn_comm_is_inter(x->v->comm); }
-
-/* On an intercommunicator the root's group passes MPI_ROOT (the root) or MPI_PROC_NULL,
- * and the other group the root's rank in the root's group. */
-static int check_root(coll_ctx *x, int root) {
-  skn_comm *c = x->v->comm;
-  if (skn_comm_is_inter(c)) {
-    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize)) return MPI_SUCCESS;
-    return skn_api_error(x->me, x->comm, MPI_ERR_ROOT, x->fn,
-                         "root=%d (on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group "
-                         "of size %d)", root, c->rsize);
-  }
-  if (root < 0 || root >= x->v->comm->size)
-    return skn_api_error(x->me, x->comm, MPI_ERR_ROOT, x->fn, "root=%d (communicator size %d)", root,
-                         x->v->comm->size);
-  return MPI_SUCCESS;
-}
 
 /* Intercommunicator collectives have no in-place form. */
 static int no_in_place_inter(coll_ctx *x, const void *sbuf) {
@@ -94,12 +73,11 @@ static int dispatch(coll_ctx *x, skn_coll_fn run, skn_coll_args *a, MPI_Request 
 
 /* ------------------------------------------------------------------ data movement */
 
-static int bcast_common(const char *fn, void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                        MPI_Request *req) {
-  coll_ctx x;
+static int bcast_common(skn_rank *me, skn_comm_view *v, const char *fn, void *buf, int count, MPI_Datatype dt, int root,
+                        MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
   if (is_inter(&x) && root == MPI_PROC_NULL) { /* takes part, moves no data */
     skn_coll_args a = {.root = root};
     return dispatch(&x, OPS(&x)->bcast, &a, req, NULL);
@@ -109,15 +87,15 @@ static int bcast_common(const char *fn, void *buf, int count, MPI_Datatype dt, i
   return dispatch(&x, OPS(&x)->bcast, &a, req, NULL);
 }
 
-int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  return bcast_common("MPI_Bcast", buf, count, dt, root, comm, NULL);
+static int impl_Bcast(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                      skn_comm_view *v) {
+  return bcast_common(me, v, fn, buf, count, dt, root, comm, NULL);
 }
-SKN_WEAK_ALIAS(Bcast);
 
-int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req) {
-  return bcast_common("MPI_Ibcast", buf, count, dt, root, comm, req);
+static int impl_Ibcast(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                       skn_comm_view *v, MPI_Request *req) {
+  return bcast_common(me, v, fn, buf, count, dt, root, comm, req);
 }
-SKN_WEAK_ALIAS(Ibcast);
 
 typedef struct idup_task {
   MPI_Comm parent;
@@ -130,37 +108,37 @@ static void idup_run(skn_rank *me, skn_comm_view *v, void *arg) {
   if (skn_api_comm_dup_now(me, "MPI_Comm_idup", t->parent, v, t->newcomm) != MPI_SUCCESS) *t->newcomm = MPI_COMM_NULL;
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req) {
-  coll_ctx x;
-  int rc = begin(&x, "MPI_Comm_idup", comm);
-  if (rc) return rc;
-  if (!newcomm || !req) return skn_api_error(x.me, comm, MPI_ERR_ARG, x.fn, "newcomm or request NULL");
+static int impl_Comm_idup(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm,
+                          MPI_Request *req) {
   idup_task *t = malloc(sizeof *t);
-  if (!t) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory for a request");
+  if (!t) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   *t = (idup_task){comm, newcomm};
-  skn_req *r = skn_nbc_start(x.me, x.v, comm, x.fn, NULL, NULL, t, idup_run, t);
-  if (!r) return skn_api_error(x.me, comm, MPI_ERR_NO_MEM, x.fn, "out of memory for a request");
+  skn_req *r = skn_nbc_start(me, v, comm, fn, NULL, NULL, t, idup_run, t);
+  if (!r) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   *req = skn_req_handle(r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_idup);
 
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
-  int rc = begin(&x, "MPI_Ibarrier", comm);
-  if (rc) return rc;
+static int impl_Comm_idup_with_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Info info,
+                                    MPI_Comm *newcomm, MPI_Request *req) {
+  skn_info *copy;
+  int rc = skn_info_copy_handle(me, fn, info, &copy); /* checks the argument */
+  skn_info_destroy(copy); /* hints may be ignored: the new one has comm's, as after Comm_idup */
+  return rc != MPI_SUCCESS ? rc : impl_Comm_idup(me, fn, comm, v, newcomm, req);
+}
+
+static int impl_Ibarrier(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   skn_coll_args a = {0};
   return dispatch(&x, OPS(&x)->barrier, &a, req, NULL);
 }
-SKN_WEAK_ALIAS(Ibarrier);
 
-static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                         int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int gather_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, int scount,
+                         MPI_Datatype stype, void *rbuf, int rcount, const int *rcounts, const int *displs,
+                         MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
   bool inter = is_inter(&x), is_root = inter ? root == MPI_ROOT : x.v->rank == root;
   if (IN_PLACE(sbuf) && (inter || !is_root))
     return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root of an intracommunicator only");
@@ -175,37 +153,34 @@ static int gather_common(const char *fn, const void *sbuf, int scount, MPI_Datat
   return dispatch(&x, OPS(&x)->gather, &a, req, NULL);
 }
 
-int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                int root, MPI_Comm comm) {
-  return gather_common("MPI_Gather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL);
+static int impl_Gather(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, skn_comm_view *v) {
+  return gather_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL);
 }
-SKN_WEAK_ALIAS(Gather);
 
-int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                 int root, MPI_Comm comm, MPI_Request *req) {
-  return gather_common("MPI_Igather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req);
+static int impl_Igather(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                        int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return gather_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req);
 }
-SKN_WEAK_ALIAS(Igather);
 
-int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return gather_common("MPI_Gatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, NULL);
+static int impl_Gatherv(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                        const int rcounts[], const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm,
+                        skn_comm_view *v) {
+  return gather_common(me, v, fn, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, NULL);
 }
-SKN_WEAK_ALIAS(Gatherv);
 
-int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                  const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
-  return gather_common("MPI_Igatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, req);
+static int impl_Igatherv(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                         const int rcounts[], const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm,
+                         skn_comm_view *v, MPI_Request *req) {
+  return gather_common(me, v, fn, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, root, comm, req);
 }
-SKN_WEAK_ALIAS(Igatherv);
 
-static int scatter_common(const char *fn, const void *sbuf, int scount, const int *scounts, const int *displs,
-                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                          MPI_Request *req) {
-  coll_ctx x;
+static int scatter_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, int scount,
+                          const int *scounts, const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                          MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = check_root(&x, root))) return rc;
   bool inter = is_inter(&x), is_root = inter ? root == MPI_ROOT : x.v->rank == root;
   if (IN_PLACE(rbuf) && (inter || !is_root))
     return skn_api_error(x.me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root of an intracommunicator only");
@@ -221,37 +196,35 @@ static int scatter_common(const char *fn, const void *sbuf, int scount, const in
   return dispatch(&x, OPS(&x)->scatter, &a, req, NULL);
 }
 
-int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                 int root, MPI_Comm comm) {
-  return scatter_common("MPI_Scatter", sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, NULL);
+static int impl_Scatter(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                        int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, skn_comm_view *v) {
+  return scatter_common(me, v, fn, sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, NULL);
 }
-SKN_WEAK_ALIAS(Scatter);
 
-int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                  int root, MPI_Comm comm, MPI_Request *req) {
-  return scatter_common("MPI_Iscatter", sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, req);
+static int impl_Iscatter(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return scatter_common(me, v, fn, sbuf, scount, NULL, NULL, stype, rbuf, rcount, rtype, root, comm, req);
 }
-SKN_WEAK_ALIAS(Iscatter);
 
-int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
-                  int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return scatter_common("MPI_Scatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, NULL);
+static int impl_Scatterv(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int displs[],
+                         MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                         skn_comm_view *v) {
+  return scatter_common(me, v, fn, sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, NULL);
 }
-SKN_WEAK_ALIAS(Scatterv);
 
-int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req) {
-  return scatter_common("MPI_Iscatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
+static int impl_Iscatterv(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int displs[],
+                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                          skn_comm_view *v, MPI_Request *req) {
+  return scatter_common(me, v, fn, sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
 }
-SKN_WEAK_ALIAS(Iscatterv);
 
-static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                            MPI_Request *req) {
-  coll_ctx x;
+static int allgather_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, int scount,
+                            MPI_Datatype stype, void *rbuf, int rcount, const int *rcounts, const int *displs,
+                            MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if (rcounts && (rc = check_counts(&x, "recvcounts", rcounts, displs))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
@@ -260,36 +233,35 @@ static int allgather_common(const char *fn, const void *sbuf, int scount, MPI_Da
   return dispatch(&x, OPS(&x)->allgather, &a, req, NULL);
 }
 
-int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                   MPI_Comm comm) {
-  return allgather_common("MPI_Allgather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, NULL);
+static int impl_Allgather(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, MPI_Comm comm, skn_comm_view *v) {
+  return allgather_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Allgather);
 
-int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                    MPI_Comm comm, MPI_Request *req) {
-  return allgather_common("MPI_Iallgather", sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, req);
+static int impl_Iallgather(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                           int rcount, MPI_Datatype rtype, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return allgather_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, comm, req);
 }
-SKN_WEAK_ALIAS(Iallgather);
 
-int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  return allgather_common("MPI_Allgatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, NULL);
+static int impl_Allgatherv(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                           const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
+                           skn_comm_view *v) {
+  return allgather_common(me, v, fn, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Allgatherv);
 
-int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
-  return allgather_common("MPI_Iallgatherv", sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, req);
+static int impl_Iallgatherv(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
+                            skn_comm_view *v, MPI_Request *req) {
+  return allgather_common(me, v, fn, sbuf, scount, stype, rbuf, 0, rcounts, displs, rtype, comm, req);
 }
-SKN_WEAK_ALIAS(Iallgatherv);
 
-static int alltoall_common(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int alltoall_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, int scount,
+                           MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                           MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
@@ -297,25 +269,23 @@ static int alltoall_common(const char *fn, const void *sbuf, int scount, MPI_Dat
   return dispatch(&x, OPS(&x)->alltoall, &a, req, NULL);
 }
 
-int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                  MPI_Comm comm) {
-  return alltoall_common("MPI_Alltoall", sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL);
+static int impl_Alltoall(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                         int rcount, MPI_Datatype rtype, MPI_Comm comm, skn_comm_view *v) {
+  return alltoall_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Alltoall);
 
-int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                   MPI_Comm comm, MPI_Request *req) {
-  return alltoall_common("MPI_Ialltoall", sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+static int impl_Ialltoall(skn_rank *me, const char *fn, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return alltoall_common(me, v, fn, sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
-SKN_WEAK_ALIAS(Ialltoall);
 
-static int alltoallv_common(const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
-                            MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                            MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int alltoallv_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, const int scounts[],
+                            const int sdispls[], MPI_Datatype stype, void *rbuf, const int rcounts[],
+                            const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *st = NULL, *rt = NULL;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && ((rc = check_counts(&x, "sendcounts", scounts, sdispls)) ||
                           (rc = check_buf(&x, "send", sbuf, 0, stype, &st))))
     return rc;
@@ -326,24 +296,24 @@ static int alltoallv_common(const char *fn, const void *sbuf, const int scounts[
   return dispatch(&x, OPS(&x)->alltoall, &a, req, NULL);
 }
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  return alltoallv_common("MPI_Alltoallv", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, NULL);
+static int impl_Alltoallv(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                          MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                          MPI_Comm comm, skn_comm_view *v) {
+  return alltoallv_common(me, v, fn, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Alltoallv);
 
-int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
-                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {
-  return alltoallv_common("MPI_Ialltoallv", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
+static int impl_Ialltoallv(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                           MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                           MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return alltoallv_common(me, v, fn, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
 }
-SKN_WEAK_ALIAS(Ialltoallv);
 
-static int alltoallw_common(const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
-                            const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
-                            const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int alltoallw_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, const int scounts[],
+                            const int sdispls[], const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                            const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   int n = x.v->comm->rsize;
   /* one block holds both type arrays; the task frees it when done */
   const skn_dtype **types = calloc(2 * (size_t)n, sizeof *types);
@@ -365,20 +335,19 @@ static int alltoallw_common(const char *fn, const void *sbuf, const int scounts[
   return dispatch(&x, OPS(&x)->alltoall, &a, req, types);
 }
 
-int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
-  return alltoallw_common("MPI_Alltoallw", sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+static int impl_Alltoallw(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                          const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+                          const MPI_Datatype rtypes[], MPI_Comm comm, skn_comm_view *v) {
+  return alltoallw_common(me, v, fn, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
                           NULL);
 }
-SKN_WEAK_ALIAS(Alltoallw);
 
-int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                    void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                    MPI_Request *req) {
-  return alltoallw_common("MPI_Ialltoallw", sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+static int impl_Ialltoallw(skn_rank *me, const char *fn, const void *sbuf, const int scounts[], const int sdispls[],
+                           const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+                           const MPI_Datatype rtypes[], MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return alltoallw_common(me, v, fn, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
                           req);
 }
-SKN_WEAK_ALIAS(Ialltoallw);
 
 /* ------------------------------------------------------------------ operations */
 
@@ -405,13 +374,12 @@ static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t
   return MPI_SUCCESS;
 }
 
-static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                         int root, bool all, MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int reduce_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, void *rbuf, int count,
+                         MPI_Datatype dt, MPI_Op op, int root, bool all, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
-  if (!all && (rc = check_root(&x, root))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   bool inter = is_inter(&x);
   bool is_root = all || (inter ? root == MPI_ROOT : x.v->rank == root);
   bool sends = all || !inter || root >= 0;
@@ -428,34 +396,33 @@ static int reduce_common(const char *fn, const void *sbuf, void *rbuf, int count
   return dispatch(&x, all ? OPS(&x)->allreduce : OPS(&x)->reduce, &a, req, NULL);
 }
 
-int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
-  return reduce_common("MPI_Reduce", sbuf, rbuf, count, dt, op, root, false, comm, NULL);
+static int impl_Reduce(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                       MPI_Op op, int root, MPI_Comm comm, skn_comm_view *v) {
+  return reduce_common(me, v, fn, sbuf, rbuf, count, dt, op, root, false, comm, NULL);
 }
-SKN_WEAK_ALIAS(Reduce);
 
-int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                 MPI_Request *req) {
-  return reduce_common("MPI_Ireduce", sbuf, rbuf, count, dt, op, root, false, comm, req);
+static int impl_Ireduce(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                        MPI_Op op, int root, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return reduce_common(me, v, fn, sbuf, rbuf, count, dt, op, root, false, comm, req);
 }
-SKN_WEAK_ALIAS(Ireduce);
 
-int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return reduce_common("MPI_Allreduce", sbuf, rbuf, count, dt, op, 0, true, comm, NULL);
+static int impl_Allreduce(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm, skn_comm_view *v) {
+  return reduce_common(me, v, fn, sbuf, rbuf, count, dt, op, 0, true, comm, NULL);
 }
-SKN_WEAK_ALIAS(Allreduce);
 
-int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                    MPI_Request *req) {
-  return reduce_common("MPI_Iallreduce", sbuf, rbuf, count, dt, op, 0, true, comm, req);
+static int impl_Iallreduce(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return reduce_common(me, v, fn, sbuf, rbuf, count, dt, op, 0, true, comm, req);
 }
-SKN_WEAK_ALIAS(Iallreduce);
 
-static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, int rcount, const int *rcounts,
-                                 MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int reduce_scatter_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, void *rbuf,
+                                 int rcount, const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm)) || (rc = no_in_place_inter(&x, sbuf))) return rc;
+  if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   int n = x.v->comm->size; /* counts are per local rank, intercommunicator or not */
   long long total = 0;
   if (rcounts) {
@@ -474,44 +441,37 @@ static int reduce_scatter_common(const char *fn, const void *sbuf, void *rbuf, i
   return dispatch(&x, OPS(&x)->reduce_scatter, &a, req, NULL);
 }
 
-int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return reduce_scatter_common("MPI_Reduce_scatter_block", sbuf, rbuf, rcount, NULL, dt, op, comm, NULL);
-}
-SKN_WEAK_ALIAS(Reduce_scatter_block);
-
-int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *req) {
-  return reduce_scatter_common("MPI_Ireduce_scatter_block", sbuf, rbuf, rcount, NULL, dt, op, comm, req);
-}
-SKN_WEAK_ALIAS(Ireduce_scatter_block);
-
-static int reduce_scatter_v(const char *fn, const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                            MPI_Op op, MPI_Comm comm, MPI_Request *req) {
-  if (!rcounts) {
-    skn_rank *me = skn_api_self(fn);
-    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "recvcounts=NULL");
-  }
-  return reduce_scatter_common(fn, sbuf, rbuf, 0, rcounts, dt, op, comm, req);
+static int impl_Reduce_scatter_block(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int rcount,
+                                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm, skn_comm_view *v) {
+  return reduce_scatter_common(me, v, fn, sbuf, rbuf, rcount, NULL, dt, op, comm, NULL);
 }
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                        MPI_Comm comm) {
-  return reduce_scatter_v("MPI_Reduce_scatter", sbuf, rbuf, rcounts, dt, op, comm, NULL);
+static int impl_Ireduce_scatter_block(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int rcount,
+                                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return reduce_scatter_common(me, v, fn, sbuf, rbuf, rcount, NULL, dt, op, comm, req);
 }
-SKN_WEAK_ALIAS(Reduce_scatter);
 
-int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                         MPI_Comm comm, MPI_Request *req) {
-  return reduce_scatter_v("MPI_Ireduce_scatter", sbuf, rbuf, rcounts, dt, op, comm, req);
+static int reduce_scatter_v(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, void *rbuf,
+                            const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+  if (!rcounts) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "recvcounts=NULL");
+  return reduce_scatter_common(me, v, fn, sbuf, rbuf, 0, rcounts, dt, op, comm, req);
 }
-SKN_WEAK_ALIAS(Ireduce_scatter);
 
-static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       bool exclusive, MPI_Comm comm, MPI_Request *req) {
-  coll_ctx x;
+static int impl_Reduce_scatter(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, const int rcounts[],
+                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, skn_comm_view *v) {
+  return reduce_scatter_v(me, v, fn, sbuf, rbuf, rcounts, dt, op, comm, NULL);
+}
+
+static int impl_Ireduce_scatter(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, const int rcounts[],
+                                MPI_Datatype dt, MPI_Op op, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return reduce_scatter_v(me, v, fn, sbuf, rbuf, rcounts, dt, op, comm, req);
+}
+
+static int scan_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sbuf, void *rbuf, int count,
+                       MPI_Datatype dt, MPI_Op op, bool exclusive, MPI_Comm comm, MPI_Request *req) {
+  coll_ctx x = {me, v, fn, comm};
   const skn_dtype *t;
   int rc;
-  if ((rc = begin(&x, fn, comm))) return rc;
   if ((rc = skn_api_intra_only(x.me, x.v, comm, fn))) return rc;
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
@@ -519,35 +479,32 @@ static int scan_common(const char *fn, const void *sbuf, void *rbuf, int count, 
   return dispatch(&x, exclusive ? OPS(&x)->exscan : OPS(&x)->scan, &a, req, NULL);
 }
 
-int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return scan_common("MPI_Scan", sbuf, rbuf, count, dt, op, false, comm, NULL);
+static int impl_Scan(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, skn_comm_view *v) {
+  return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, false, comm, NULL);
 }
-SKN_WEAK_ALIAS(Scan);
 
-int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
-  return scan_common("MPI_Iscan", sbuf, rbuf, count, dt, op, false, comm, req);
+static int impl_Iscan(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, false, comm, req);
 }
-SKN_WEAK_ALIAS(Iscan);
 
-int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  return scan_common("MPI_Exscan", sbuf, rbuf, count, dt, op, true, comm, NULL);
+static int impl_Exscan(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                       MPI_Op op, MPI_Comm comm, skn_comm_view *v) {
+  return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, true, comm, NULL);
 }
-SKN_WEAK_ALIAS(Exscan);
 
-int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                 MPI_Request *req) {
-  return scan_common("MPI_Iexscan", sbuf, rbuf, count, dt, op, true, comm, req);
+static int impl_Iexscan(skn_rank *me, const char *fn, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm, skn_comm_view *v, MPI_Request *req) {
+  return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, true, comm, req);
 }
-SKN_WEAK_ALIAS(Iexscan);
 
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op) {
-  coll_ctx x;
+/* Not collective: errors go to MPI_COMM_SELF's handler. */
+static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, void *inoutbuf, int count,
+                             MPI_Datatype dt, MPI_Op op) {
+  coll_ctx x = {me, skn_api_comm(me, MPI_COMM_SELF), fn, MPI_COMM_SELF};
   const skn_dtype *t;
   int rc;
-  x.fn = "MPI_Reduce_local";
-  x.comm = MPI_COMM_SELF;
-  x.me = skn_api_self(x.fn);
-  x.v = skn_api_comm(x.me, MPI_COMM_SELF);
   if ((rc = check_buf(&x, "in", inbuf, count, dt, &t)) || (rc = check_buf(&x, "inout", inoutbuf, count, dt, &t)))
     return rc;
   skn_coll_args a = {0};
@@ -560,11 +517,9 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Reduce_local);
 
-int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
-  skn_rank *me = skn_api_self("MPI_Op_create");
-  if (!fn || !op) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create", "function or op NULL");
+static int impl_Op_create(skn_rank *me, const char *fn, MPI_User_function *user_fn, int commute, MPI_Op *op) {
+  if (!user_fn) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "user_fn=NULL");
   skn_rank_lock(me);
   int idx = me->nops;
   for (int i = 0; i < me->nops; i++)
@@ -576,17 +531,16 @@ int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
     skn_user_op *n = realloc(me->ops, sizeof *n * (size_t)(me->nops + 1));
     if (!n) {
       skn_rank_unlock(me);
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     me->ops = n;
     me->nops++;
   }
-  me->ops[idx] = (skn_user_op){fn, commute != 0};
+  me->ops[idx] = (skn_user_op){user_fn, commute != 0};
   skn_rank_unlock(me);
   *op = SKN_HANDLE(SKN_KIND_OP, SKN_OP_PREDEFINED_COUNT + idx);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Op_create);
 
 static skn_user_op *user_op(skn_rank *me, MPI_Op op) {
   unsigned idx = (unsigned)op & 0xffffffu;
@@ -595,26 +549,24 @@ static skn_user_op *user_op(skn_rank *me, MPI_Op op) {
   return idx < (unsigned)me->nops && me->ops[idx].fn ? &me->ops[idx] : NULL;
 }
 
-int PMPI_Op_free(MPI_Op *op) {
-  skn_rank *me = skn_api_self("MPI_Op_free");
-  skn_user_op *u = op ? user_op(me, *op) : NULL;
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation");
+static int impl_Op_free(skn_rank *me, const char *fn, MPI_Op *op) {
+  skn_user_op *u = user_op(me, *op);
+  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "not a user-defined operation");
   u->fn = NULL;
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Op_free);
 
-int PMPI_Op_commutative(MPI_Op op, int *commute) {
-  skn_rank *me = skn_api_self("MPI_Op_commutative");
+static int impl_Op_commutative(skn_rank *me, const char *fn, MPI_Op op, int *commute) {
   unsigned idx = (unsigned)op & 0xffffffu;
   if (((unsigned)op >> 24) == SKN_KIND_OP && idx > 0 && idx < SKN_OP_PREDEFINED_COUNT) {
     *commute = 1;
     return MPI_SUCCESS;
   }
   skn_user_op *u = user_op(me, op);
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_commutative", "op=%#x", (unsigned)op);
+  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "op=%#x", (unsigned)op);
   *commute = u->commute;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Op_commutative);
+
+#include "entries_coll.h"

@@ -1,5 +1,6 @@
 /* Communicator management: dup, split, free, compare, names, intercommunicators:
- * argument checks and handles. How the members agree on a new communicator is the
+ * argument checks and handles. The entry points are generated (entries_comm.h); the
+ * impl_ functions get the communicator's view already checked. How the members agree on a new communicator is the
  * core's (core/agree.c, collective.h "agreement"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +8,6 @@
 
 #include "api.h"
 #include "objects.h"
-
-static int comm_error(skn_rank *me, MPI_Comm comm, const char *fn) {
-  return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
-}
 
 static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, int rank, int errh, MPI_Comm *out) {
   int idx = c ? skn_rank_comm_add(me, c, rank, errh, "") : -1;
@@ -47,27 +44,21 @@ int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_v
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-  static const char fn[] = "MPI_Comm_dup";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
+static int impl_Comm_dup(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   int rc = skn_api_comm_dup_now(me, fn, comm, v, newcomm);
   skn_api_leave(me);
   return rc;
 }
-SKN_WEAK_ALIAS(Comm_dup);
 
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+static int impl_Comm_dup_with_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Info info,
+                                   MPI_Comm *newcomm) {
   /* no info keys change how Skein builds a communicator; they are kept for Comm_get_info */
-  static const char fn[] = "MPI_Comm_dup_with_info";
-  skn_rank *me = skn_api_self(fn);
   skn_info *copy;
   int rc = skn_info_copy_handle(me, fn, info, &copy);
   if (rc != MPI_SUCCESS) return rc;
-  rc = PMPI_Comm_dup(comm, newcomm);
+  rc = impl_Comm_dup(me, fn, comm, v, newcomm);
   skn_comm_view *nv = rc == MPI_SUCCESS ? skn_api_comm(me, *newcomm) : NULL;
   if (!nv) {
     skn_info_destroy(copy);
@@ -78,11 +69,8 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
-  static const char fn[] = "MPI_Comm_set_info";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
+static int impl_Comm_set_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Info info) {
+  (void)comm;
   skn_info *copy;
   int rc = skn_info_copy_handle(me, fn, info, &copy);
   if (rc != MPI_SUCCESS) return rc;
@@ -93,28 +81,11 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   skn_info_destroy(old);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_set_info);
 
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
-  static const char fn[] = "MPI_Comm_get_info";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
+static int impl_Comm_get_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Info *info_used) {
+  (void)comm;
   return skn_info_new_handle(me, fn, v->info, info_used);
 }
-SKN_WEAK_ALIAS(Comm_get_info);
-
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req) {
-  static const char fn[] = "MPI_Comm_idup_with_info";
-  skn_rank *me = skn_api_self(fn);
-  skn_info *copy;
-  int rc = skn_info_copy_handle(me, fn, info, &copy); /* checks the argument */
-  skn_info_destroy(copy); /* hints may be ignored: the new one has comm's, as after Comm_idup */
-  return rc != MPI_SUCCESS ? rc : PMPI_Comm_idup(comm, newcomm, req);
-}
-SKN_WEAK_ALIAS(Comm_idup_with_info);
-SKN_WEAK_ALIAS(Comm_dup_with_info);
-
 
 /* Comm_split, and Comm_create on an intercommunicator. */
 static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
@@ -133,33 +104,25 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
   return add_view(me, fn, comm, nc, new_rank, errh, newcomm);
 }
 
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-  static const char fn[] = "MPI_Comm_split";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
+static int impl_Comm_split(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
+                           MPI_Comm *newcomm) {
   if (color < 0 && color != MPI_UNDEFINED)
     return skn_api_error(me, comm, MPI_ERR_ARG, fn, "color=%d (must be >= 0 or MPI_UNDEFINED)", color);
-  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
   return split_now(me, fn, comm, v, color, key, newcomm);
 }
-SKN_WEAK_ALIAS(Comm_split);
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-  (void)info;
-  skn_rank *me = skn_api_self("MPI_Comm_split_type");
+static int impl_Comm_split_type(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int split_type, int key,
+                                MPI_Info info, skn_info *info_i, MPI_Comm *newcomm) {
+  (void)info, (void)info_i; /* no hints change the split */
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-    return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_split_type", "split_type=%d", split_type);
+    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "split_type=%d", split_type);
   /* The ranks of one process share memory. */
-  return PMPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : me->proc, key, newcomm);
+  return split_now(me, fn, comm, v, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : me->proc, key, newcomm);
 }
-SKN_WEAK_ALIAS(Comm_split_type);
 
-int PMPI_Comm_free(MPI_Comm *comm) {
-  static const char fn[] = "MPI_Comm_free";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = comm ? skn_api_comm(me, *comm) : NULL;
-  if (!v) return comm_error(me, comm ? *comm : MPI_COMM_NULL, fn);
+static int impl_Comm_free(skn_rank *me, const char *fn, MPI_Comm *comm) {
+  skn_comm_view *v = skn_api_comm(me, *comm);
+  if (!v) return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)*comm);
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
     return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
   skn_api_coll_order(me, v); /* pending nonblocking collectives still use it */
@@ -181,7 +144,6 @@ int PMPI_Comm_free(MPI_Comm *comm) {
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_free);
 
 static int cmp_rank_ptr(const void *x, const void *y) {
   uintptr_t a = (uintptr_t) * (skn_rank *const *)x, b = (uintptr_t) * (skn_rank *const *)y;
@@ -207,13 +169,9 @@ static int compare_members(int n, skn_rank *const *x, int ny, skn_rank *const *y
   return result;
 }
 
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
-  static const char fn[] = "MPI_Comm_compare";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *a = skn_api_comm(me, comm1), *b = skn_api_comm(me, comm2);
-  if (!a) return comm_error(me, comm1, fn);
-  if (!b) return comm_error(me, comm2, fn);
-  if (!result) return skn_api_error(me, comm1, MPI_ERR_ARG, fn, "result=NULL");
+static int impl_Comm_compare(skn_rank *me, const char *fn, MPI_Comm comm1, skn_comm_view *a, MPI_Comm comm2,
+                             skn_comm_view *b, int *result) {
+  (void)comm2;
   skn_comm *x = a->comm, *y = b->comm;
   if (x == y) {
     *result = MPI_IDENT;
@@ -230,37 +188,26 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
   *result = local > remote ? local : remote;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_compare);
 
-int PMPI_Comm_set_name(MPI_Comm comm, const char *name) {
-  skn_rank *me = skn_api_self("MPI_Comm_set_name");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, "MPI_Comm_set_name");
-  if (!name) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_set_name", "name=NULL");
+static int impl_Comm_set_name(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, const char *name) {
+  (void)me, (void)fn, (void)comm;
   snprintf(v->name, sizeof v->name, "%s", name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_set_name);
 
-int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen) {
-  skn_rank *me = skn_api_self("MPI_Comm_get_name");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, "MPI_Comm_get_name");
+static int impl_Comm_get_name(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, char *name,
+                              int *resultlen) {
+  (void)me, (void)fn, (void)comm;
   snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->name);
   *resultlen = (int)strlen(name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_get_name);
 
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
-  skn_rank *me = skn_api_self("MPI_Comm_test_inter");
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, "MPI_Comm_test_inter");
-  if (!flag) return skn_api_error(me, comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag=NULL");
+static int impl_Comm_test_inter(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *flag) {
+  (void)me, (void)fn, (void)comm;
   *flag = skn_comm_is_inter(v->comm);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_test_inter);
 
 /* ------------------------------------------------------------------ Comm_create, Comm_create_group */
 
@@ -288,14 +235,9 @@ static int group_members(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm *
   return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-  static const char fn[] = "MPI_Comm_create";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
-  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+static int impl_Comm_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group group,
+                            const skn_group *g, MPI_Comm *newcomm) {
+  (void)group;
   skn_comm *c = v->comm;
   int rank = v->rank, errh = v->errhandler, my = -1;
   skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
@@ -333,19 +275,12 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
   }
   return add_view(me, fn, comm, nc, my, errh, newcomm);
 }
-SKN_WEAK_ALIAS(Comm_create);
 
 /* Only the group's members call it: they agree through a process-wide rendezvous
  * (core/agree.c), never through the parent's slots or barrier. */
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-  static const char fn[] = "MPI_Comm_create_group";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return skn_api_error(me, comm, MPI_ERR_GROUP, fn, "group=%#x is not a valid group", (unsigned)group);
-  if (tag < 0) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d (must be in [0, %d])", tag, SKN_TAG_UB);
-  if (!newcomm) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "newcomm=NULL");
+static int impl_Comm_create_group(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Group group,
+                                  const skn_group *g, int tag, MPI_Comm *newcomm) {
+  (void)group;
   int rc = skn_api_intra_only(me, v, comm, fn);
   if (rc != MPI_SUCCESS) return rc;
   skn_comm *c = v->comm;
@@ -367,21 +302,14 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
   free(cranks);
   return add_view(me, fn, comm, nc, my, errh, newcomm);
 }
-SKN_WEAK_ALIAS(Comm_create_group);
 
 /* ------------------------------------------------------------------ intercommunicators */
 
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
-  static const char fn[] = "MPI_Comm_remote_size";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return comm_error(me, comm, fn);
+static int impl_Comm_remote_size(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *size) {
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "not an intercommunicator");
-  if (!size) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "size=NULL");
   *size = v->comm->rsize;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Comm_remote_size);
 
 /* What the two leaders tell each other: their group and who they are. */
 typedef struct leader_hello {
@@ -511,20 +439,15 @@ static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_c
   return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
 }
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
-                          MPI_Comm *newintercomm) {
-  static const char fn[] = "MPI_Intercomm_create";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, local_comm);
-  if (!v) return comm_error(me, local_comm, fn);
+/* peer_comm and remote_leader are significant at the local leader only: checked there. */
+static int impl_Intercomm_create(skn_rank *me, const char *fn, MPI_Comm local_comm, skn_comm_view *v, int local_leader,
+                                 MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
   int rc = skn_api_intra_only(me, v, local_comm, fn);
   if (rc != MPI_SUCCESS) return rc;
-  if (!newintercomm) return skn_api_error(me, local_comm, MPI_ERR_ARG, fn, "newintercomm=NULL");
   skn_comm *c = v->comm;
   if (local_leader < 0 || local_leader >= c->size)
     return skn_api_error(me, local_comm, MPI_ERR_RANK, fn, "local_leader=%d (communicator size %d)", local_leader,
                          c->size);
-  if (tag < 0) return skn_api_error(me, local_comm, MPI_ERR_TAG, fn, "tag=%d", tag);
   if (skn_job_g.nprocs > 1) /* the groups may live in several processes: no pointers */
     return intercomm_create_procs(me, fn, local_comm, v, local_leader, peer_comm, remote_leader, tag, newintercomm);
   int rank = v->rank, errh = v->errhandler;
@@ -544,15 +467,10 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
   }
   return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
 }
-SKN_WEAK_ALIAS(Intercomm_create);
 
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
-  static const char fn[] = "MPI_Intercomm_merge";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, intercomm);
-  if (!v) return comm_error(me, intercomm, fn);
+static int impl_Intercomm_merge(skn_rank *me, const char *fn, MPI_Comm intercomm, skn_comm_view *v, int high,
+                                MPI_Comm *newintracomm) {
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, intercomm, MPI_ERR_COMM, fn, "not an intercommunicator");
-  if (!newintracomm) return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "newintracomm=NULL");
   int errh = v->errhandler, new_rank = -1;
   bool consistent;
   skn_api_coll_order(me, v);
@@ -565,4 +483,5 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
   }
   return add_view(me, fn, intercomm, nc, new_rank, errh, newintracomm);
 }
-SKN_WEAK_ALIAS(Intercomm_merge);
+
+#include "entries_comm.h"

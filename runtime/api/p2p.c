@@ -296,13 +296,12 @@ static int impl_Sendrecv(skn_rank *me, const char *fn, const void *sendbuf, int 
   return recv_result(me, fn, &r, status);
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
-                          MPI_Comm comm, MPI_Status *status) {
-  static const char fn[] = "MPI_Sendrecv_replace";
-  skn_rank *me = skn_api_self(fn);
-  const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return skn_api_error(me, comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
-  if (count < 0) return skn_api_error(me, comm, MPI_ERR_COUNT, fn, "count=%d", count);
+/* Sends a packed copy of buf and receives into buf (the entry point checked the arguments;
+ * MPI_Sendrecv reports what goes wrong in the transfer). */
+static int impl_Sendrecv_replace(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt,
+                                 const skn_dtype *t, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                                 skn_comm_view *v, MPI_Status *status) {
+  (void)v;
   size_t bytes = (size_t)count * t->size;
   void *tmp = malloc(bytes ? bytes : 1);
   if (!tmp) return skn_api_error(me, comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", bytes);
@@ -311,7 +310,6 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
   free(tmp);
   return rc;
 }
-SKN_WEAK_ALIAS(Sendrecv_replace);
 
 /* ------------------------------------------------------------------ nonblocking send-receive (MPI-4.0) */
 
@@ -469,8 +467,7 @@ static int impl_Recv_init(skn_rank *me, const char *fn, void *buf, int count, MP
   return persistent_init(me, fn, true, SKN_MODE_STANDARD, buf, count, dt, t, source, tag, comm, req);
 }
 
-static int start_one(skn_rank *me, MPI_Request *handle) {
-  static const char fn[] = "MPI_Start";
+static int impl_Start(skn_rank *me, const char *fn, MPI_Request *handle) {
   skn_req *p = handle ? skn_req_lookup(me, *handle) : NULL;
   if (!p || p->kind != SKN_REQ_PERSISTENT)
     return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "not a persistent request");
@@ -489,21 +486,13 @@ static int start_one(skn_rank *me, MPI_Request *handle) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Start(MPI_Request *req) {
-  return start_one(skn_api_self("MPI_Start"), req);
-}
-SKN_WEAK_ALIAS(Start);
-
-int PMPI_Startall(int count, MPI_Request reqs[]) {
-  skn_rank *me = skn_api_self("MPI_Startall");
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Startall", "count=%d", count);
+static int impl_Startall(skn_rank *me, const char *fn, int count, MPI_Request reqs[]) {
   for (int i = 0; i < count; i++) {
-    int rc = start_one(me, &reqs[i]);
+    int rc = impl_Start(me, fn, &reqs[i]);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Startall);
 
 /* Frees a persistent request's arguments when the request itself goes. */
 void skn_api_persistent_free(skn_req *r) {

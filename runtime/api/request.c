@@ -65,7 +65,9 @@ static inline void enter_wait(skn_rank *me, const char *fn, const skn_req *a) {
 /* ------------------------------------------------------------------ wait */
 
 /* Entry points generated into entries_request.h (included at the end): the request
- * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it. */
+ * handle is looked up there, once; NULL for MPI_REQUEST_NULL where the call allows it.
+ * The request-array calls get the array checked for NULL (len=count) and look each
+ * element up here, where MPI_REQUEST_NULL entries are skipped. */
 SKN_API_HOT int impl_Wait(skn_rank *me, const char *fn, MPI_Request *req, skn_req *r, MPI_Status *status) {
   if (SKN_UNLIKELY(!r)) { /* MPI_REQUEST_NULL */
     skn_api_empty_status(status);
@@ -96,10 +98,7 @@ static int finish_in_status(skn_rank *me, const char *fn, MPI_Request *h, skn_re
   return err;
 }
 
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Waitall";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Waitall(skn_rank *me, const char *fn, int count, MPI_Request reqs[], MPI_Status statuses[]) {
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     int rc;
@@ -128,15 +127,14 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   if (any_error) return skn_api_error(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Waitall);
 
 /* Index of the first complete active request, -1 when none, -2 when none is active. */
-static int first_done(skn_rank *me, int count, MPI_Request reqs[], int *rc) {
+static int first_done(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *rc) {
   bool any_active = false;
   *rc = MPI_SUCCESS;
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
-    skn_req *r = lookup_or_error(me, "MPI_Waitany", reqs[i], rc);
+    skn_req *r = lookup_or_error(me, fn, reqs[i], rc);
     if (!r) return -3;
     skn_req *a = skn_api_active(r);
     if (!a) continue;
@@ -168,12 +166,9 @@ static void wait_any(skn_rank *me, const char *fn, int count, MPI_Request reqs[]
   skn_api_leave(me);
 }
 
-int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
-  static const char fn[] = "MPI_Waitany";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Waitany(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *index, MPI_Status *status) {
   for (;;) {
-    int rc, i = first_done(me, count, reqs, &rc);
+    int rc, i = first_done(me, fn, count, reqs, &rc);
     if (i == -3) return rc;
     if (i == -2) {
       *index = MPI_UNDEFINED;
@@ -187,7 +182,6 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) 
     wait_any(me, fn, count, reqs);
   }
 }
-SKN_WEAK_ALIAS(Waitany);
 
 /* Completes every complete request; returns how many (MPI_UNDEFINED if none active). */
 static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int indices[],
@@ -215,10 +209,7 @@ static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request req
   return any_active ? n : MPI_UNDEFINED;
 }
 
-int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Waitsome";
-  skn_rank *me = skn_api_self(fn);
-  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+static int impl_Waitsome(skn_rank *me, const char *fn, int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
   for (;;) {
     int rc;
     int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
@@ -229,7 +220,6 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     wait_any(me, fn, incount, reqs);
   }
 }
-SKN_WEAK_ALIAS(Waitsome);
 
 /* ------------------------------------------------------------------ test */
 
@@ -251,10 +241,7 @@ SKN_API_HOT int impl_Test(skn_rank *me, const char *fn, MPI_Request *req, skn_re
   return skn_api_request_finish(me, fn, req, r, status);
 }
 
-int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Testall";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Testall(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   for (int pass = 0; pass < 2; pass++) {
     bool all = true;
     for (int i = 0; i < count && all; i++) {
@@ -267,21 +254,17 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     }
     if (all) {
       *flag = 1;
-      return PMPI_Waitall(count, reqs, statuses);
+      return impl_Waitall(me, fn, count, reqs, statuses);
     }
     if (pass == 0) skn_sched_yield();
   }
   *flag = 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Testall);
 
-int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-  static const char fn[] = "MPI_Testany";
-  skn_rank *me = skn_api_self(fn);
-  if (count < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count=%d", count);
+static int impl_Testany(skn_rank *me, const char *fn, int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
   for (int pass = 0; pass < 2; pass++) {
-    int rc, i = first_done(me, count, reqs, &rc);
+    int rc, i = first_done(me, fn, count, reqs, &rc);
     if (i == -3) return rc;
     if (i == -2) {
       *flag = 1;
@@ -300,12 +283,8 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
   *index = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Testany);
 
-int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-  static const char fn[] = "MPI_Testsome";
-  skn_rank *me = skn_api_self(fn);
-  if (incount < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "incount=%d", incount);
+static int impl_Testsome(skn_rank *me, const char *fn, int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
   int rc;
   int n = collect_done(me, fn, incount, reqs, indices, statuses, &rc);
   if (rc == MPI_SUCCESS && n == 0) {
@@ -315,7 +294,6 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
   *outcount = n;
   return rc;
 }
-SKN_WEAK_ALIAS(Testsome);
 
 /* ------------------------------------------------------------------ request management */
 
@@ -378,17 +356,17 @@ static int impl_Cancel(skn_rank *me, const char *fn, MPI_Request *req, skn_req *
   return MPI_SUCCESS;
 }
 
-int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
+static int impl_Test_cancelled(skn_rank *me, const char *fn, const MPI_Status *status, int *flag) {
+  (void)me, (void)fn;
   *flag = status->skn_cancelled;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Test_cancelled);
 
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
+static int impl_Status_set_cancelled(skn_rank *me, const char *fn, MPI_Status *status, int flag) {
+  (void)me, (void)fn;
   status->skn_cancelled = flag != 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Status_set_cancelled);
 
 /* Storage of Fortran's MPI_STATUS(ES)_IGNORE (mpif.h COMMON blocks, mpi_f08 bind(C)):
  * defined here, not with the Fortran glue, so that C's MPI_F_STATUS_IGNORE exists in
@@ -397,112 +375,72 @@ SKN_WEAK_ALIAS(Status_set_cancelled);
 __attribute__((visibility("default"))) MPI_Fint skn_mpi_status_ignore_[F_STATUS_WORDS];
 __attribute__((visibility("default"))) MPI_Fint skn_mpi_statuses_ignore_[F_STATUS_WORDS];
 
-static bool f_status_ignored(const MPI_Fint *f) {
+bool skn_api_f_status_ignored(const MPI_Fint *f) {
   return !f || f == skn_mpi_status_ignore_ || f == skn_mpi_statuses_ignore_;
 }
 
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) {
-  static const char fn[] = "MPI_Status_f2c";
-  skn_rank *me = skn_api_self(fn);
-  if (f_status_ignored(f_status))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "f_status is NULL or MPI_F_STATUS_IGNORE");
-  if (!c_status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "c_status is NULL or MPI_STATUS_IGNORE");
+/* Both statuses are checked by the entry points (required, fstatus). */
+static int impl_Status_f2c(skn_rank *me, const char *fn, const MPI_Fint *f_status, MPI_Status *c_status) {
+  (void)me, (void)fn;
   memcpy(c_status, f_status, sizeof *c_status);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Status_f2c);
 
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
-  static const char fn[] = "MPI_Status_c2f";
-  skn_rank *me = skn_api_self(fn);
-  if (!c_status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "c_status is NULL or MPI_STATUS_IGNORE");
-  if (f_status_ignored(f_status))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "f_status is NULL or MPI_F_STATUS_IGNORE");
+static int impl_Status_c2f(skn_rank *me, const char *fn, const MPI_Status *c_status, MPI_Fint *f_status) {
+  (void)me, (void)fn;
   memcpy(f_status, c_status, sizeof *c_status);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Status_c2f);
 
 /* ------------------------------------------------------------------ status queries */
 
-static int status_dtype(const char *fn, const MPI_Status *status, MPI_Datatype dt, const skn_dtype **t) {
-  skn_rank *me = skn_api_self(fn);
-  *t = skn_api_dtype(me, dt);
-  if (!*t) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
-  if (!status) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "status=MPI_STATUS_IGNORE");
-  return MPI_SUCCESS;
-}
-
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count) {
-  const skn_dtype *t;
-  int rc = status_dtype("MPI_Get_count", status, dt, &t);
-  if (rc) return rc;
+/* The status (required) and the datatype are checked by the entry points. */
+static int impl_Get_count(skn_rank *me, const char *fn, const MPI_Status *status, MPI_Datatype dt,
+                          const skn_dtype *t, int *count) {
+  (void)me, (void)fn, (void)dt;
   long long bytes = status->skn_bytes;
   if (t->size == 0) *count = 0;
   else *count = bytes % (long long)t->size ? MPI_UNDEFINED : (int)(bytes / (long long)t->size);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Get_count);
 
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count) {
-  const skn_dtype *t;
-  int rc = status_dtype("MPI_Get_elements", status, dt, &t);
-  if (rc) return rc;
+static int impl_Get_elements_x(skn_rank *me, const char *fn, const MPI_Status *status, MPI_Datatype dt,
+                               const skn_dtype *t, MPI_Count *count) {
+  (void)me, (void)fn, (void)dt;
   long long n = skn_dt_elements(t, status->skn_bytes);
   *count = n < 0 ? MPI_UNDEFINED : n;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Get_elements_x);
 
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count) {
+static int impl_Get_elements(skn_rank *me, const char *fn, const MPI_Status *status, MPI_Datatype dt,
+                             const skn_dtype *t, int *count) {
   MPI_Count c;
-  int rc = PMPI_Get_elements_x(status, dt, &c);
+  int rc = impl_Get_elements_x(me, fn, status, dt, t, &c);
   if (rc == MPI_SUCCESS) *count = (c == MPI_UNDEFINED || c > INT_MAX) ? MPI_UNDEFINED : (int)c;
   return rc;
 }
-SKN_WEAK_ALIAS(Get_elements);
 
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count) {
-  const skn_dtype *t;
-  int rc = status_dtype("MPI_Status_set_elements", status, dt, &t);
-  if (rc) return rc;
+/* count < 0 is refused by the entry point (MPI_ERR_ARG, as a count the layout cannot take) */
+static int impl_Status_set_elements_x(skn_rank *me, const char *fn, MPI_Status *status, MPI_Datatype dt,
+                                      const skn_dtype *t, MPI_Count count) {
+  (void)dt;
   long long bytes = skn_dt_element_bytes(t, count);
   if (bytes < 0)
-    return skn_api_error(skn_api_self("MPI_Status_set_elements"), MPI_COMM_WORLD, MPI_ERR_ARG,
-                         "MPI_Status_set_elements", "count=%d elements do not fill the datatype's layout", count);
+    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "count=%lld elements do not fill the datatype's layout",
+                         (long long)count);
   status->skn_bytes = bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Status_set_elements);
 
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count) {
-  static const char fn[] = "MPI_Status_set_elements_x";
-  const skn_dtype *t;
-  int rc = status_dtype(fn, status, dt, &t);
-  if (rc) return rc;
-  long long bytes = count < 0 ? -1 : skn_dt_element_bytes(t, count);
-  if (bytes < 0)
-    return skn_api_error(skn_api_self(fn), MPI_COMM_WORLD, MPI_ERR_ARG, fn,
-                         "count=%lld elements do not fill the datatype's layout", count);
-  status->skn_bytes = bytes;
-  return MPI_SUCCESS;
+static int impl_Status_set_elements(skn_rank *me, const char *fn, MPI_Status *status, MPI_Datatype dt,
+                                    const skn_dtype *t, int count) {
+  return impl_Status_set_elements_x(me, fn, status, dt, t, count);
 }
-SKN_WEAK_ALIAS(Status_set_elements_x);
 
 /* ------------------------------------------------------------------ probes */
 
-static int check_probe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, int *ctx) {
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
-  if (tag < 0 && tag != MPI_ANY_TAG) return skn_api_error(me, comm, MPI_ERR_TAG, fn, "tag=%d", tag);
-  if ((unsigned)source >= (unsigned)v->comm->rsize) {
-    if (source == MPI_PROC_NULL) return -1;
-    if (source != MPI_ANY_SOURCE)
-      return skn_api_error(me, comm, MPI_ERR_RANK, fn, "source=%d (communicator size %d)", source, v->comm->rsize);
-  }
-  *ctx = v->comm->ctx;
-  return MPI_SUCCESS;
-}
+/* The entry points check the communicator, the source (a rank, MPI_ANY_SOURCE or
+ * MPI_PROC_NULL) and the tag (or MPI_ANY_TAG). */
 
 static void probe_status(MPI_Status *st, const skn_probe_info *info) {
   if (st == MPI_STATUS_IGNORE) return;
@@ -512,15 +450,15 @@ static void probe_status(MPI_Status *st, const skn_probe_info *info) {
   st->skn_bytes = (long long)info->bytes;
 }
 
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Iprobe");
-  int ctx, rc = check_probe(me, "MPI_Iprobe", source, tag, comm, &ctx);
-  if (rc < 0) {
+static int impl_Iprobe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, skn_comm_view *v, int *flag,
+                       MPI_Status *status) {
+  (void)fn, (void)comm;
+  if (source == MPI_PROC_NULL) {
     *flag = 1;
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  if (rc) return rc;
+  int ctx = v->comm->ctx;
   skn_probe_info info;
   if (!skn_p2p_probe(me, ctx, source, tag, false, &info)) {
     skn_sched_yield();
@@ -533,24 +471,22 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
   probe_status(status, &info);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Iprobe);
 
-int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Probe");
-  int ctx, rc = check_probe(me, "MPI_Probe", source, tag, comm, &ctx);
-  if (rc < 0) {
+static int impl_Probe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, skn_comm_view *v,
+                      MPI_Status *status) {
+  (void)comm;
+  if (source == MPI_PROC_NULL) {
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  if (rc) return rc;
+  int ctx = v->comm->ctx;
   skn_probe_info info;
-  skn_api_enter(me, "MPI_Probe", NULL, source, tag);
+  skn_api_enter(me, fn, NULL, source, tag);
   skn_p2p_probe_wait(me, ctx, source, tag, false, &info);
   skn_api_leave(me);
   probe_status(status, &info);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Probe);
 
 /* A matched message becomes a message handle: a request slot holding the envelope. */
 static int make_message(skn_rank *me, const char *fn, MPI_Comm comm, skn_req *env, MPI_Message *message) {
@@ -564,16 +500,15 @@ static int make_message(skn_rank *me, const char *fn, MPI_Comm comm, skn_req *en
   return MPI_SUCCESS;
 }
 
-int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Improbe");
-  int ctx, rc = check_probe(me, "MPI_Improbe", source, tag, comm, &ctx);
-  if (rc < 0) {
+static int impl_Improbe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, skn_comm_view *v,
+                        int *flag, MPI_Message *message, MPI_Status *status) {
+  if (source == MPI_PROC_NULL) {
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  if (rc) return rc;
+  int ctx = v->comm->ctx;
   skn_probe_info info;
   skn_req *env = skn_p2p_probe(me, ctx, source, tag, true, &info);
   if (!env) {
@@ -583,27 +518,24 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
   *flag = env != NULL;
   if (!env) return MPI_SUCCESS;
   probe_status(status, &info);
-  return make_message(me, "MPI_Improbe", comm, env, message);
+  return make_message(me, fn, comm, env, message);
 }
-SKN_WEAK_ALIAS(Improbe);
 
-int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Mprobe");
-  int ctx, rc = check_probe(me, "MPI_Mprobe", source, tag, comm, &ctx);
-  if (rc < 0) {
+static int impl_Mprobe(skn_rank *me, const char *fn, int source, int tag, MPI_Comm comm, skn_comm_view *v,
+                       MPI_Message *message, MPI_Status *status) {
+  if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  if (rc) return rc;
+  int ctx = v->comm->ctx;
   skn_probe_info info;
-  skn_api_enter(me, "MPI_Mprobe", NULL, source, tag);
+  skn_api_enter(me, fn, NULL, source, tag);
   skn_req *env = skn_p2p_probe_wait(me, ctx, source, tag, true, &info);
   skn_api_leave(me);
   probe_status(status, &info);
-  return make_message(me, "MPI_Mprobe", comm, env, message);
+  return make_message(me, fn, comm, env, message);
 }
-SKN_WEAK_ALIAS(Mprobe);
 
 static skn_req *message_lookup(skn_rank *me, MPI_Message h) {
   unsigned idx = (unsigned)h & 0xffffffu;
@@ -615,7 +547,7 @@ static skn_req *message_lookup(skn_rank *me, MPI_Message h) {
 /* Receives a matched message into r; frees the message handle. */
 static int mrecv_common(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
                         skn_req *r) {
-  skn_req *m = message ? message_lookup(me, *message) : NULL;
+  skn_req *m = message_lookup(me, *message);
   if (!m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "message is not a matched message");
   const skn_dtype *t = skn_api_dtype(me, dt);
   if (!t) return skn_api_error(me, m->comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
@@ -633,37 +565,37 @@ static int mrecv_common(skn_rank *me, const char *fn, void *buf, int count, MPI_
   return MPI_SUCCESS;
 }
 
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status) {
-  skn_rank *me = skn_api_self("MPI_Mrecv");
-  if (message && *message == MPI_MESSAGE_NO_PROC) {
+/* count and dt are checked in mrecv_common, errors going to the message's communicator. */
+static int impl_Mrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                      MPI_Status *status) {
+  if (*message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
     skn_api_proc_null_status(status);
     return MPI_SUCCESS;
   }
   skn_req r;
   memset(&r, 0, offsetof(skn_req, cell));
-  int rc = mrecv_common(me, "MPI_Mrecv", buf, count, dt, message, &r);
+  int rc = mrecv_common(me, fn, buf, count, dt, message, &r);
   if (rc) return rc;
   if (!skn_req_done(&r)) { /* data still with a sender in another process */
-    skn_api_enter(me, "MPI_Mrecv", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+    skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
     skn_req_wait(&r);
     skn_api_leave(me);
   }
   skn_api_set_status(status, &r);
   if (r.truncated) {
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
-    return skn_api_error(me, r.comm, MPI_ERR_TRUNCATE, "MPI_Mrecv", "message of %zu bytes truncated", r.bytes);
+    return skn_api_error(me, r.comm, MPI_ERR_TRUNCATE, fn, "message of %zu bytes truncated", r.bytes);
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Mrecv);
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req) {
-  skn_rank *me = skn_api_self("MPI_Imrecv");
-  if (message && *message == MPI_MESSAGE_NO_PROC) {
+static int impl_Imrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                       MPI_Request *req) {
+  if (*message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
     skn_req *r = skn_req_alloc(me);
-    if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
+    if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     r->kind = SKN_REQ_RECV;
     r->st_src = MPI_PROC_NULL;
     r->st_tag = MPI_ANY_TAG;
@@ -673,8 +605,8 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI
     return MPI_SUCCESS;
   }
   skn_req *r = skn_req_alloc(me);
-  if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Imrecv", "out of memory");
-  int rc = mrecv_common(me, "MPI_Imrecv", buf, count, dt, message, r);
+  if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  int rc = mrecv_common(me, fn, buf, count, dt, message, r);
   if (rc) {
     skn_req_release(r);
     return rc;
@@ -684,32 +616,25 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI
   *req = skn_req_handle(r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Imrecv);
 
 /* ------------------------------------------------------------------ buffered sends */
 
 /* The protocol is the core's (core/bsend.c); here only the attach and detach calls. */
-int PMPI_Buffer_attach(void *buffer, int size) {
-  skn_rank *me = skn_api_self("MPI_Buffer_attach");
-  if (me->bsend_buf)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
-  if (size < 0 || (!buffer && size > 0))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach", "buffer=%p size=%d", buffer, size);
+static int impl_Buffer_attach(skn_rank *me, const char *fn, void *buffer, int size) {
+  if (me->bsend_buf) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "a buffer is already attached");
+  if (!buffer && size > 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buffer=NULL size=%d", size);
   me->bsend_buf = buffer;
   me->bsend_size = (size_t)size;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Buffer_attach);
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size) {
-  skn_rank *me = skn_api_self("MPI_Buffer_detach");
+static int impl_Buffer_detach(skn_rank *me, const char *fn, void *buffer_addr, int *size) {
   size_t bytes;
-  skn_api_enter(me, "MPI_Buffer_detach", NULL, MPI_UNDEFINED, MPI_UNDEFINED);
+  skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   skn_bsend_detach(me, (void **)buffer_addr, &bytes);
   skn_api_leave(me);
   *size = (int)bytes;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Buffer_detach);
 
 #include "entries_request.h"

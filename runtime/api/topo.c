@@ -144,12 +144,13 @@ typedef struct tctx {
 
 /* Checks comm; with kind != 0 also that it carries a topology of that kind (kind < 0:
  * any topology). */
-static int begin(tctx *x, const char *fn, MPI_Comm comm, int kind) {
+/* Fills x from what the generated entry point checked (the calling rank, the communicator's
+ * view) and checks the topology: kind 0 any or none, -1 any, else that kind. */
+static int begin(tctx *x, skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int kind) {
   x->fn = fn;
   x->comm = comm;
-  x->me = skn_api_self(fn);
-  x->v = skn_api_comm(x->me, comm);
-  if (!x->v) return skn_api_error(x->me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+  x->me = me;
+  x->v = v;
   x->t = x->v->comm->topo;
   if (kind != 0 && (!x->t || (kind > 0 && x->t->kind != kind))) {
     static const char *const names[] = {"", "graph ", "Cartesian ", "distributed graph "};
@@ -268,21 +269,19 @@ static skn_topo *cart_topo(int ndims, const int *dims, const int *periods, int s
   return t;
 }
 
-int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
-                     MPI_Comm *comm_cart) {
+static int impl_Cart_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int ndims, const int dims[],
+                            const int periods[], int reorder, MPI_Comm *comm_cart) {
   (void)reorder; /* every rank of a process is as close to every other: keep the order */
   tctx x;
   int rc, n = 0;
-  if ((rc = begin(&x, "MPI_Cart_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
       (rc = check_cart(&x, ndims, dims, periods, true, &n)))
     return rc;
-  if (!comm_cart) return ARG_ERR(&x, "comm_cart=NULL");
   int rank = x.v->rank;
   bool builds = rank == 0 || (x.v->comm->x && rank < n);
   skn_topo *t = builds ? cart_topo(ndims, dims, periods, n) : NULL;
   return derive(&x, n, NULL, rank < n ? rank : -1, t, comm_cart);
 }
-SKN_WEAK_ALIAS(Cart_create);
 
 /* Searches the non-increasing factorizations of R into k factors for the one with the
  * smallest spread (first - last), then the smallest sum of factors, then the first in
@@ -322,9 +321,7 @@ static void dims_dfs(dims_search *s, int depth, int R, int prev) {
   }
 }
 
-int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
-  static const char fn[] = "MPI_Dims_create";
-  skn_rank *me = skn_api_self(fn);
+static int impl_Dims_create(skn_rank *me, const char *fn, int nnodes, int ndims, int dims[]) {
   if (ndims < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
   if (nnodes <= 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "nnodes=%d", nnodes);
   if (ndims > 0 && !dims) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "dims=NULL");
@@ -366,12 +363,12 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   free(best);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Dims_create);
 
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+static int impl_Cart_coords(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int rank, int maxdims,
+                            int coords[]) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cart_coords", comm, MPI_CART))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
   if (rank < 0 || rank >= x.v->comm->size)
     return skn_api_error(x.me, comm, MPI_ERR_RANK, x.fn, "rank=%d (communicator size %d)", rank, x.v->comm->size);
   if (maxdims < x.t->ndims) return ARG_ERR(&x, "maxdims=%d (the topology has %d dimensions)", maxdims, x.t->ndims);
@@ -379,13 +376,13 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   cart_coords_of(x.t, rank, coords);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cart_coords);
 
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+static int impl_Cart_rank(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, const int coords[],
+                          int *rank) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cart_rank", comm, MPI_CART))) return rc;
-  if (!rank || (x.t->ndims > 0 && !coords)) return ARG_ERR(&x, "coords or rank NULL");
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
+  if (x.t->ndims > 0 && !coords) return ARG_ERR(&x, "coords=NULL");
   int r = 0;
   for (int d = 0; d < x.t->ndims; d++) {
     int n = x.t->dims[d], c = coords[d];
@@ -401,29 +398,28 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
   *rank = r;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cart_rank);
 
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+static int impl_Cart_shift(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int direction, int disp,
+                           int *rank_source, int *rank_dest) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cart_shift", comm, MPI_CART))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
   if (direction < 0 || direction >= x.t->ndims)
     return ARG_ERR(&x, "direction=%d (the topology has %d dimensions)", direction, x.t->ndims);
-  if (!rank_source || !rank_dest) return ARG_ERR(&x, "rank_source or rank_dest NULL");
-  int me = x.v->rank;
-  *rank_source = cart_neighbor(x.t, me, direction, -(long long)disp);
-  *rank_dest = cart_neighbor(x.t, me, direction, disp);
+  int my = x.v->rank;
+  *rank_source = cart_neighbor(x.t, my, direction, -(long long)disp);
+  *rank_dest = cart_neighbor(x.t, my, direction, disp);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cart_shift);
 
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+static int impl_Cart_sub(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, const int remain_dims[],
+                         MPI_Comm *newcomm) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cart_sub", comm, MPI_CART))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
   const skn_topo *t = x.t;
-  if ((t->ndims > 0 && !remain_dims) || !newcomm) return ARG_ERR(&x, "remain_dims or newcomm NULL");
-  int n = t->size, nd = t->ndims, me = x.v->rank;
+  if (t->ndims > 0 && !remain_dims) return ARG_ERR(&x, "remain_dims=NULL");
+  int n = t->size, nd = t->ndims, my = x.v->rank;
   int *cme = malloc(sizeof(int) * (size_t)(nd + 1)), *cp = malloc(sizeof(int) * (size_t)(nd + 1));
   int *sel = malloc(sizeof(int) * (size_t)n);
   if (!cme || !cp || !sel) {
@@ -434,7 +430,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
   }
   /* my sub-grid: the ranks whose coordinates in the dropped dimensions equal mine, in
    * rank order (which is row-major order over the kept dimensions) */
-  cart_coords_of(t, me, cme);
+  cart_coords_of(t, my, cme);
   int m = 0, my_new = -1;
   for (int p = 0; p < n; p++) {
     cart_coords_of(t, p, cp);
@@ -442,7 +438,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     for (int d = 0; d < nd && same; d++)
       if (!remain_dims[d] && cp[d] != cme[d]) same = false;
     if (!same) continue;
-    if (p == me) my_new = m;
+    if (p == my) my_new = m;
     sel[m++] = p;
   }
   skn_topo *nt = NULL;
@@ -461,12 +457,12 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
   free(sel);
   return rc;
 }
-SKN_WEAK_ALIAS(Cart_sub);
 
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+static int impl_Cart_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int maxdims, int dims[],
+                         int periods[], int coords[]) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cart_get", comm, MPI_CART))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
   if (maxdims < 0) return ARG_ERR(&x, "maxdims=%d", maxdims);
   int nd = x.t->ndims < maxdims ? x.t->ndims : maxdims;
   if (nd > 0 && (!dims || !periods || !coords)) return ARG_ERR(&x, "dims, periods or coords NULL");
@@ -479,27 +475,23 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cart_get);
 
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+static int impl_Cartdim_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *ndims) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Cartdim_get", comm, MPI_CART))) return rc;
-  if (!ndims) return ARG_ERR(&x, "ndims=NULL");
+  if ((rc = begin(&x, me, fn, comm, v, MPI_CART))) return rc;
   *ndims = x.t->ndims;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cartdim_get);
 
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+static int impl_Cart_map(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int ndims, const int dims[],
+                         const int periods[], int *newrank) {
   tctx x;
   int rc, n = 0;
-  if ((rc = begin(&x, "MPI_Cart_map", comm, 0)) || (rc = check_cart(&x, ndims, dims, periods, false, &n))) return rc;
-  if (!newrank) return ARG_ERR(&x, "newrank=NULL");
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = check_cart(&x, ndims, dims, periods, false, &n))) return rc;
   *newrank = x.v->rank < n ? x.v->rank : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Cart_map);
 
 /* ------------------------------------------------------------------ graphs */
 
@@ -537,15 +529,14 @@ fail:
   return NULL;
 }
 
-int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
-                      MPI_Comm *comm_graph) {
+static int impl_Graph_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int nnodes,
+                             const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)) ||
       (rc = check_graph(&x, nnodes, index, edges)))
     return rc;
-  if (!comm_graph) return ARG_ERR(&x, "comm_graph=NULL");
   if (nnodes == 0) { /* an empty graph: MPI_COMM_NULL everywhere, nothing to agree on */
     *comm_graph = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -555,12 +546,12 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
   skn_topo *t = builds ? graph_topo(nnodes, index, edges) : NULL;
   return derive(&x, nnodes, NULL, rank < nnodes ? rank : -1, t, comm_graph);
 }
-SKN_WEAK_ALIAS(Graph_create);
 
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+static int impl_Graph_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int maxindex, int maxedges,
+                          int index[], int edges[]) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_get", comm, MPI_GRAPH))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_GRAPH))) return rc;
   if (maxindex < 0 || maxedges < 0) return ARG_ERR(&x, "maxindex=%d maxedges=%d", maxindex, maxedges);
   int ni = x.t->nnodes < maxindex ? x.t->nnodes : maxindex, ne0 = x.t->index[x.t->nnodes - 1];
   int ne = ne0 < maxedges ? ne0 : maxedges;
@@ -569,18 +560,16 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
   if (ne > 0) memcpy(edges, x.t->edges, sizeof(int) * (size_t)ne);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Graph_get);
 
-int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
+static int impl_Graphdims_get(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *nnodes,
+                              int *nedges) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graphdims_get", comm, MPI_GRAPH))) return rc;
-  if (!nnodes || !nedges) return ARG_ERR(&x, "nnodes or nedges NULL");
+  if ((rc = begin(&x, me, fn, comm, v, MPI_GRAPH))) return rc;
   *nnodes = x.t->nnodes;
   *nedges = x.t->index[x.t->nnodes - 1];
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Graphdims_get);
 
 static int graph_rank(tctx *x, int rank) {
   if (rank < 0 || rank >= x->t->nnodes)
@@ -588,37 +577,35 @@ static int graph_rank(tctx *x, int rank) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
+static int impl_Graph_neighbors_count(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int rank,
+                                      int *nneighbors) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_neighbors_count", comm, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
-  if (!nneighbors) return ARG_ERR(&x, "nneighbors=NULL");
+  if ((rc = begin(&x, me, fn, comm, v, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
   *nneighbors = x.t->out_off[rank + 1] - x.t->out_off[rank];
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Graph_neighbors_count);
 
-int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+static int impl_Graph_neighbors(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int rank,
+                                int maxneighbors, int neighbors[]) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_neighbors", comm, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_GRAPH)) || (rc = graph_rank(&x, rank))) return rc;
   if (maxneighbors < 0) return ARG_ERR(&x, "maxneighbors=%d", maxneighbors);
   int deg = x.t->out_off[rank + 1] - x.t->out_off[rank], n = deg < maxneighbors ? deg : maxneighbors;
   if (n > 0 && !neighbors) return ARG_ERR(&x, "neighbors=NULL");
   if (n > 0) memcpy(neighbors, x.t->out + x.t->out_off[rank], sizeof(int) * (size_t)n);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Graph_neighbors);
 
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
+static int impl_Graph_map(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int nnodes, const int index[],
+                          const int edges[], int *newrank) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Graph_map", comm, 0)) || (rc = check_graph(&x, nnodes, index, edges))) return rc;
-  if (!newrank) return ARG_ERR(&x, "newrank=NULL");
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = check_graph(&x, nnodes, index, edges))) return rc;
   *newrank = x.v->rank < nnodes ? x.v->rank : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Graph_map);
 
 /* ------------------------------------------------------------------ distributed graphs */
 
@@ -897,14 +884,15 @@ static int dist_create(tctx *x, dg_args *mine, MPI_Comm *out) {
   return add_view(x, nc, rank, errh, out);
 }
 
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
-                                    int outdegree, const int destinations[], const int destweights[], MPI_Info info,
-                                    int reorder, MPI_Comm *comm_dist_graph) {
+static int impl_Dist_graph_create_adjacent(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int indegree,
+                                           const int sources[], const int sourceweights[], int outdegree,
+                                           const int destinations[], const int destweights[], MPI_Info info,
+                                           int reorder, MPI_Comm *comm_dist_graph) {
   (void)info;
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_create_adjacent", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
     return rc;
   if (indegree < 0 || outdegree < 0) return ARG_ERR(&x, "indegree=%d outdegree=%d", indegree, outdegree);
   if ((rc = check_ranks_list(&x, "sources", indegree, sources)) ||
@@ -914,20 +902,19 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
     return ARG_ERR(&x, "weights NULL (use MPI_UNWEIGHTED)");
   if ((indegree > 0 && sourceweights == MPI_WEIGHTS_EMPTY) || (outdegree > 0 && destweights == MPI_WEIGHTS_EMPTY))
     return ARG_ERR(&x, "MPI_WEIGHTS_EMPTY with a nonzero degree");
-  if (!comm_dist_graph) return ARG_ERR(&x, "comm_dist_graph=NULL");
   dg_args g = {.adjacent = true, .indeg = indegree, .outdeg = outdegree, .sources = sources,
                .sw = sourceweights, .dests = destinations, .dw = destweights};
   return dist_create(&x, &g, comm_dist_graph);
 }
-SKN_WEAK_ALIAS(Dist_graph_create_adjacent);
 
-int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
-                           const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
+static int impl_Dist_graph_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int n,
+                                  const int sources[], const int degrees[], const int destinations[],
+                                  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
   (void)info;
   (void)reorder;
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_create", comm, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
+  if ((rc = begin(&x, me, fn, comm, v, 0)) || (rc = skn_api_intra_only(x.me, x.v, x.comm, x.fn)))
     return rc;
   if (n < 0) return ARG_ERR(&x, "n=%d", n);
   if (n > 0 && !degrees) return ARG_ERR(&x, "degrees=NULL");
@@ -940,31 +927,29 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
   if (ne > 0x7fffffff) return ARG_ERR(&x, "too many edges");
   if ((rc = check_ranks_list(&x, "destinations", (int)ne, destinations))) return rc;
   if (ne > 0 && (!weights || weights == MPI_WEIGHTS_EMPTY)) return ARG_ERR(&x, "weights NULL or MPI_WEIGHTS_EMPTY");
-  if (!comm_dist_graph) return ARG_ERR(&x, "comm_dist_graph=NULL");
   dg_args g = {.adjacent = false, .n = n, .srcs = sources, .degrees = degrees, .targets = destinations,
                .weights = weights};
   return dist_create(&x, &g, comm_dist_graph);
 }
-SKN_WEAK_ALIAS(Dist_graph_create);
 
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
+static int impl_Dist_graph_neighbors_count(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *indegree,
+                                           int *outdegree, int *weighted) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_neighbors_count", comm, MPI_DIST_GRAPH))) return rc;
-  if (!indegree || !outdegree || !weighted) return ARG_ERR(&x, "an output argument is NULL");
+  if ((rc = begin(&x, me, fn, comm, v, MPI_DIST_GRAPH))) return rc;
   int r = x.v->rank;
   *indegree = x.t->in_off[r + 1] - x.t->in_off[r];
   *outdegree = x.t->out_off[r + 1] - x.t->out_off[r];
   *weighted = x.t->member_weighted[r];
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Dist_graph_neighbors_count);
 
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
-                              int destinations[], int destweights[]) {
+static int impl_Dist_graph_neighbors(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int maxindegree,
+                                     int sources[], int sourceweights[], int maxoutdegree, int destinations[],
+                                     int destweights[]) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Dist_graph_neighbors", comm, MPI_DIST_GRAPH))) return rc;
+  if ((rc = begin(&x, me, fn, comm, v, MPI_DIST_GRAPH))) return rc;
   if (maxindegree < 0 || maxoutdegree < 0) return ARG_ERR(&x, "maxindegree=%d maxoutdegree=%d", maxindegree, maxoutdegree);
   const skn_topo *t = x.t;
   int r = x.v->rank;
@@ -982,17 +967,14 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Dist_graph_neighbors);
 
-int PMPI_Topo_test(MPI_Comm comm, int *status) {
+static int impl_Topo_test(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int *status) {
   tctx x;
   int rc;
-  if ((rc = begin(&x, "MPI_Topo_test", comm, 0))) return rc;
-  if (!status) return ARG_ERR(&x, "status=NULL");
+  if ((rc = begin(&x, me, fn, comm, v, 0))) return rc;
   *status = x.t ? x.t->kind : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Topo_test);
 
 /* ------------------------------------------------------------------ neighbourhood collectives
  * The topology gives the caller's edges (skn_nbrs); the core moves the data
@@ -1066,15 +1048,13 @@ static int nb_dispatch(tctx *x, skn_coll_fn run, skn_coll_args *a, nb_call *n, M
   return MPI_SUCCESS;
 }
 
-/* Common checks: a topology, no MPI_IN_PLACE, a request pointer for the nonblocking
- * variants (nonblocking: the caller's req, blocking: NULL). */
-static int nb_begin(tctx *x, const char *fn, MPI_Comm comm, const void *sendbuf, bool nonblocking,
-                    const MPI_Request *req) {
-  int rc = begin(x, fn, comm, -1);
+/* Common checks: a topology, no MPI_IN_PLACE. req is the caller's for the nonblocking
+ * variants (its generated entry point refused NULL), NULL for the blocking ones. */
+static int nb_begin(tctx *x, skn_rank *me, skn_comm_view *v, const char *fn, MPI_Comm comm, const void *sendbuf) {
+  int rc = begin(x, me, fn, comm, v, -1);
   if (rc) return rc;
   if (sendbuf == MPI_IN_PLACE)
     return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "MPI_IN_PLACE is not allowed here");
-  if (nonblocking && !req) return ARG_ERR(x, "request=NULL");
   return MPI_SUCCESS;
 }
 
@@ -1097,13 +1077,13 @@ static int nb_counts(tctx *x, const char *what, int n, const int *counts, const 
 }
 
 /* Neighbor_allgather and Neighbor_alltoall (a2a), blocking (req NULL) or not. */
-static int nb_uniform(const char *fn, bool a2a, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, bool nonblocking,
+static int nb_uniform(skn_rank *me, skn_comm_view *v, const char *fn, bool a2a, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
+  if ((rc = nb_begin(&x, me, v, fn, comm, sendbuf)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
       (rc = nb_count(&x, "recvcount", recvcount)) || (rc = nb_type(&x, "sendtype", sendtype, &st)) ||
       (rc = nb_type(&x, "recvtype", recvtype, &rt)))
     return rc;
@@ -1115,13 +1095,13 @@ static int nb_uniform(const char *fn, bool a2a, const void *sendbuf, int sendcou
   return nb_dispatch(&x, a2a ? ops->neighbor_alltoall : ops->neighbor_allgather, &a, n, req);
 }
 
-static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                             MPI_Comm comm, bool nonblocking, MPI_Request *req) {
+static int allgatherv_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
+  if ((rc = nb_begin(&x, me, v, fn, comm, sendbuf)) || (rc = nb_count(&x, "sendcount", sendcount)) ||
       (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, displs)) ||
       (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
     return rc;
@@ -1132,13 +1112,13 @@ static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount,
   return nb_dispatch(&x, x.v->comm->coll->neighbor_allgather, &a, n, req);
 }
 
-static int alltoallv_common(const char *fn, const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                            MPI_Datatype recvtype, MPI_Comm comm, bool nonblocking, MPI_Request *req) {
+static int alltoallv_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sendbuf, const int sendcounts[],
+                            const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req) {
   tctx x;
   const skn_dtype *st, *rt;
   int rc;
-  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req)) ||
+  if ((rc = nb_begin(&x, me, v, fn, comm, sendbuf)) ||
       (rc = nb_counts(&x, "sendcounts", out_degree(x.t, x.v->rank), sendcounts, sdispls)) ||
       (rc = nb_counts(&x, "recvcounts", in_degree(x.t, x.v->rank), recvcounts, rdispls)) ||
       (rc = nb_type(&x, "sendtype", sendtype, &st)) || (rc = nb_type(&x, "recvtype", recvtype, &rt)))
@@ -1150,13 +1130,13 @@ static int alltoallv_common(const char *fn, const void *sendbuf, const int sendc
   return nb_dispatch(&x, x.v->comm->coll->neighbor_alltoall, &a, n, req);
 }
 
-static int alltoallw_common(const char *fn, const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                            bool nonblocking, MPI_Request *req) {
+static int alltoallw_common(skn_rank *me, skn_comm_view *v, const char *fn, const void *sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                            const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm, MPI_Request *req) {
   tctx x;
   int rc;
-  if ((rc = nb_begin(&x, fn, comm, sendbuf, nonblocking, req))) return rc;
+  if ((rc = nb_begin(&x, me, v, fn, comm, sendbuf))) return rc;
   int outdeg = out_degree(x.t, x.v->rank), indeg = in_degree(x.t, x.v->rank);
   if ((rc = nb_counts(&x, "sendcounts", outdeg, sendcounts, sdispls)) ||
       (rc = nb_counts(&x, "recvcounts", indeg, recvcounts, rdispls)))
@@ -1176,78 +1156,75 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
   return nb_dispatch(&x, x.v->comm->coll->neighbor_alltoall, &a, n, req);
 }
 
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm) {
-  return nb_uniform("MPI_Neighbor_allgather", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm, false, NULL);
+static int impl_Neighbor_allgather(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, skn_comm_view *v) {
+  return nb_uniform(me, v, fn, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, NULL);
 }
-SKN_WEAK_ALIAS(Neighbor_allgather);
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return nb_uniform("MPI_Ineighbor_allgather", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm, true, request);
+static int impl_Ineighbor_allgather(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, skn_comm_view *v, MPI_Request *request) {
+  return nb_uniform(me, v, fn, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, request);
 }
-SKN_WEAK_ALIAS(Ineighbor_allgather);
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return allgatherv_common("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                           recvtype, comm, false, NULL);
+static int impl_Neighbor_allgatherv(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, skn_comm_view *v) {
+  return allgatherv_common(me, v, fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Neighbor_allgatherv);
 
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request *request) {
-  return allgatherv_common("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                           recvtype, comm, true, request);
+static int impl_Ineighbor_allgatherv(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, skn_comm_view *v, MPI_Request *request) {
+  return allgatherv_common(me, v, fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, comm, request);
 }
-SKN_WEAK_ALIAS(Ineighbor_allgatherv);
 
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm) {
-  return nb_uniform("MPI_Neighbor_alltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                    false, NULL);
+static int impl_Neighbor_alltoall(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, skn_comm_view *v) {
+  return nb_uniform(me, v, fn, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Neighbor_alltoall);
 
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return nb_uniform("MPI_Ineighbor_alltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                    true, request);
+static int impl_Ineighbor_alltoall(skn_rank *me, const char *fn, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, skn_comm_view *v, MPI_Request *request) {
+  return nb_uniform(me, v, fn, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
-SKN_WEAK_ALIAS(Ineighbor_alltoall);
 
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm) {
-  return alltoallv_common("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                          rdispls, recvtype, comm, false, NULL);
+static int impl_Neighbor_alltoallv(skn_rank *me, const char *fn, const void *sendbuf, const int sendcounts[],
+                                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, skn_comm_view *v) {
+  return alltoallv_common(me, v, fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype, comm, NULL);
 }
-SKN_WEAK_ALIAS(Neighbor_alltoallv);
 
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request) {
-  return alltoallv_common("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                          rdispls, recvtype, comm, true, request);
+static int impl_Ineighbor_alltoallv(skn_rank *me, const char *fn, const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, skn_comm_view *v,
+                                    MPI_Request *request) {
+  return alltoallv_common(me, v, fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype, comm, request);
 }
-SKN_WEAK_ALIAS(Ineighbor_alltoallv);
 
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return alltoallw_common("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                          rdispls, recvtypes, comm, false, NULL);
+static int impl_Neighbor_alltoallw(skn_rank *me, const char *fn, const void *sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                                   const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, skn_comm_view *v) {
+  return alltoallw_common(me, v, fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes, comm, NULL);
 }
-SKN_WEAK_ALIAS(Neighbor_alltoallw);
 
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                             MPI_Request *request) {
-  return alltoallw_common("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                          rdispls, recvtypes, comm, true, request);
+static int impl_Ineighbor_alltoallw(skn_rank *me, const char *fn, const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                                    const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                    MPI_Comm comm, skn_comm_view *v, MPI_Request *request) {
+  return alltoallw_common(me, v, fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes, comm, request);
 }
-SKN_WEAK_ALIAS(Ineighbor_alltoallw);
+
+#include "entries_topo.h"

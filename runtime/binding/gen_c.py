@@ -88,6 +88,14 @@ def p2p_check(f, a, fail, body, late):
         body.append(f'if (SKN_UNLIKELY({cond})) ' +
                     fail('MPI_ERR_REQUEST', f'{a.name}=%#x is not a valid request', f'(unsigned){ref}'))
         return obj
+    if a.kind == 'RANK' and a.root:
+        if not comm:
+            raise SystemExit(f'MPI_{f.short}: root {a.name} needs a COMM argument')
+        late.append(f'if (SKN_UNLIKELY(!skn_api_root_ok({comm}_v->comm, {a.name}))) ' +
+                    fail('MPI_ERR_ROOT', f'{a.name}=%d is not a rank of the communicator of size %d (on an '
+                         'intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of size %d)',
+                         a.name, f'{comm}_v->comm->size', f'{comm}_v->comm->rsize'))
+        return ''
     if a.kind == 'RANK' and a.direction == 'in' and not a.array and comm:
         # one unsigned compare with the size; MPI_PROC_NULL passes to impl_
         ok = f' && {a.name} != MPI_PROC_NULL' + (f' && {a.name} != MPI_ANY_SOURCE' if a.wildcard else '')
@@ -133,6 +141,14 @@ def entry(f):
     for a in f.args:
         call.append(a.name)
         if a.nocheck:
+            continue
+        if a.kind == 'STATUS' and a.required and not a.array:
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' +
+                        fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name} is NULL or MPI_STATUS_IGNORE'))
+            continue
+        if a.fstatus:
+            body.append(f'if (SKN_UNLIKELY(skn_api_f_status_ignored({a.name}))) ' +
+                        fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name} is NULL or MPI_F_STATUS_IGNORE'))
             continue
         extra = p2p_check(f, a, fail, body, late)
         if extra is not None:

@@ -31,6 +31,19 @@ MPI_Finalize, as the Info functions); `err=CLASS` applies to any checked argumen
 handle, a NULL pointer or string, a negative count); `null` lets a handle be its
 MPI_X_NULL (the implementation gets a NULL object); `uncommitted` accepts a DATATYPE that is
 not committed. Arrays of handles with `len=n` are checked element by element.
+
+Collectives (gen13): `root` on a RANK makes it a collective's root, checked against the
+communicator (an intercommunicator's: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group)
+with MPI_ERR_ROOT. An out REQUEST (every nonblocking call) must not be NULL: MPI_ERR_ARG,
+before the call does anything. The arguments whose meaning depends on the caller's role
+(buffers, counts and types significant at the root only, count arrays sized by the group)
+are `nocheck` and checked by the impl_ function.
+
+Statuses (gen13): a STATUS may be MPI_STATUS_IGNORE unless `required` (status queries,
+MPI_Status_f2c/c2f: MPI_ERR_ARG); `fstatus` on a CTYPE argument makes it a Fortran status
+(MPI_Fint *) that may not be NULL or MPI_F_STATUS_IGNORE. A request array with `len=n`
+may not be NULL when n > 0; its elements (MPI_REQUEST_NULL allowed) are looked up by
+impl_.
 """
 import re
 from dataclasses import dataclass, field
@@ -76,6 +89,9 @@ class Arg:
     null: bool = False           # null: a handle may be its MPI_X_NULL (passed on with no object)
     uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
     wildcard: bool = False       # any: a RANK/TAG that may be MPI_ANY_SOURCE/MPI_ANY_TAG
+    root: bool = False           # root: a RANK that is a collective's root (MPI_ERR_ROOT)
+    required: bool = False       # required: a STATUS that may not be MPI_STATUS_IGNORE
+    fstatus: bool = False        # fstatus: a Fortran status (MPI_Fint *), not MPI_F_STATUS_IGNORE
 
     @property
     def ctype(self) -> str:
@@ -175,6 +191,12 @@ def load(path) -> List[Function]:
                     arg.uncommitted = True
                 elif opt == 'any':
                     arg.wildcard = True
+                elif opt == 'root':
+                    arg.root = True
+                elif opt == 'required':
+                    arg.required = True
+                elif opt == 'fstatus':
+                    arg.fstatus = True
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):

@@ -208,6 +208,27 @@ int main(int argc, char **argv)
                      "MPI_Irecv of 2 ints into NULL");
         EXPECT_CLASS(MPI_Isend(x, 1, MPI_INT, right, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
                      "MPI_Isend with request=NULL");
+        /* every nonblocking call needs somewhere to put its request: a NULL one is refused
+         * before the call starts (a collective must not run as its blocking twin) */
+        EXPECT_CLASS(MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "MPI_Ibarrier with request=NULL");
+        EXPECT_CLASS(MPI_Ibcast(x, 1, MPI_INT, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+                     "MPI_Ibcast with request=NULL");
+        EXPECT_CLASS(MPI_Iallreduce(x, x + 1, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+                     "MPI_Iallreduce with request=NULL");
+        EXPECT_CLASS(MPI_Ireduce(x, x + 1, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+                     "MPI_Ireduce with request=NULL");
+        EXPECT_CLASS(MPI_Iscan(x, x + 1, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+                     "MPI_Iscan with request=NULL");
+        EXPECT_CLASS(MPI_Ialltoallv(x, x, x, MPI_INT, x, x, x, MPI_INT, MPI_COMM_SELF, NULL), MPI_ERR_ARG,
+                     "MPI_Ialltoallv with request=NULL");
+        MPI_Comm dup = MPI_COMM_NULL;
+        EXPECT_CLASS(MPI_Comm_idup(MPI_COMM_WORLD, &dup, NULL), MPI_ERR_ARG, "MPI_Comm_idup with request=NULL");
+        MPI_Message msg = MPI_MESSAGE_NO_PROC;
+        EXPECT_CLASS(MPI_Imrecv(x, 1, MPI_INT, &msg, NULL), MPI_ERR_ARG, "MPI_Imrecv with request=NULL");
+        /* a collective's root: MPI_ERR_ROOT, checked before anything moves */
+        EXPECT_CLASS(MPI_Bcast(x, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT, "MPI_Bcast with root == size");
+        EXPECT_CLASS(MPI_Ireduce(x, x + 1, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD, &r), MPI_ERR_ROOT,
+                     "MPI_Ireduce with root -1");
         EXPECT_CLASS(MPI_Send_init(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK,
                      "MPI_Send_init to rank == size");
         EXPECT_CLASS(MPI_Recv_init(x, 1, MPI_INT, left, -7, MPI_COMM_WORLD, &r), MPI_ERR_TAG,
