@@ -42,26 +42,26 @@ static const uint32_t code_size[SKN_SIG_NCODES] = {
 
 /* One element of each class. */
 static const skn_sigrun sig_one[SKN_SIG_NCODES] = {
-    [SKN_SIG_BYTE] = {1, SKN_SIG_BYTE, 1}, [SKN_SIG_I1] = {1, SKN_SIG_I1, 1},
-    [SKN_SIG_I2] = {1, SKN_SIG_I2, 2},     [SKN_SIG_I4] = {1, SKN_SIG_I4, 4},
-    [SKN_SIG_I8] = {1, SKN_SIG_I8, 8},     [SKN_SIG_F4] = {1, SKN_SIG_F4, 4},
-    [SKN_SIG_F8] = {1, SKN_SIG_F8, 8},     [SKN_SIG_LD] = {1, SKN_SIG_LD, sizeof(long double)},
-    [SKN_SIG_C8] = {1, SKN_SIG_C8, 8},     [SKN_SIG_C16] = {1, SKN_SIG_C16, 16},
-    [SKN_SIG_LDC] = {1, SKN_SIG_LDC, 2 * sizeof(long double)},
-    [SKN_SIG_I16] = {1, SKN_SIG_I16, 16}, [SKN_SIG_F16] = {1, SKN_SIG_F16, 16},
-    [SKN_SIG_C32] = {1, SKN_SIG_C32, 32},
+    [SKN_SIG_BYTE] = {1, SKN_SIG_BYTE, 1, SKN_X_NATIVE}, [SKN_SIG_I1] = {1, SKN_SIG_I1, 1, SKN_X_NATIVE},
+    [SKN_SIG_I2] = {1, SKN_SIG_I2, 2, SKN_X_NATIVE},     [SKN_SIG_I4] = {1, SKN_SIG_I4, 4, SKN_X_NATIVE},
+    [SKN_SIG_I8] = {1, SKN_SIG_I8, 8, SKN_X_NATIVE},     [SKN_SIG_F4] = {1, SKN_SIG_F4, 4, SKN_X_NATIVE},
+    [SKN_SIG_F8] = {1, SKN_SIG_F8, 8, SKN_X_NATIVE},     [SKN_SIG_LD] = {1, SKN_SIG_LD, sizeof(long double), SKN_X_NATIVE},
+    [SKN_SIG_C8] = {1, SKN_SIG_C8, 8, SKN_X_NATIVE},     [SKN_SIG_C16] = {1, SKN_SIG_C16, 16, SKN_X_NATIVE},
+    [SKN_SIG_LDC] = {1, SKN_SIG_LDC, 2 * sizeof(long double), SKN_X_NATIVE},
+    [SKN_SIG_I16] = {1, SKN_SIG_I16, 16, SKN_X_NATIVE}, [SKN_SIG_F16] = {1, SKN_SIG_F16, 16, SKN_X_NATIVE},
+    [SKN_SIG_C32] = {1, SKN_SIG_C32, 32, SKN_X_NATIVE},
 };
-static const skn_sigrun sig_float_int[] = {{1, SKN_SIG_F4, 4}, {1, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_double_int[] = {{1, SKN_SIG_F8, 8}, {1, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_long_int[] = {{1, SKN_SIG_I8, 8, SKN_X_S4}, {1, SKN_SIG_I4, 4}};
+static const skn_sigrun sig_float_int[] = {{1, SKN_SIG_F4, 4, SKN_X_NATIVE}, {1, SKN_SIG_I4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_double_int[] = {{1, SKN_SIG_F8, 8, SKN_X_NATIVE}, {1, SKN_SIG_I4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_long_int[] = {{1, SKN_SIG_I8, 8, SKN_X_S4}, {1, SKN_SIG_I4, 4, SKN_X_NATIVE}};
 static const skn_sigrun sig_long = {1, SKN_SIG_I8, 8, SKN_X_S4};
 static const skn_sigrun sig_ulong = {1, SKN_SIG_I8, 8, SKN_X_U4};
 static const skn_sigrun sig_wchar = {1, SKN_SIG_I4, 4, SKN_X_U2};
-static const skn_sigrun sig_short_int[] = {{1, SKN_SIG_I2, 2}, {1, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_long_double_int[] = {{1, SKN_SIG_LD, sizeof(long double)}, {1, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_2i4[] = {{2, SKN_SIG_I4, 4}};
-static const skn_sigrun sig_2f4[] = {{2, SKN_SIG_F4, 4}};
-static const skn_sigrun sig_2f8[] = {{2, SKN_SIG_F8, 8}};
+static const skn_sigrun sig_short_int[] = {{1, SKN_SIG_I2, 2, SKN_X_NATIVE}, {1, SKN_SIG_I4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_long_double_int[] = {{1, SKN_SIG_LD, sizeof(long double), SKN_X_NATIVE}, {1, SKN_SIG_I4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_2i4[] = {{2, SKN_SIG_I4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_2f4[] = {{2, SKN_SIG_F4, 4, SKN_X_NATIVE}};
+static const skn_sigrun sig_2f8[] = {{2, SKN_SIG_F8, 8, SKN_X_NATIVE}};
 
 /* the class of an integer type of `sz` bytes */
 #define ICODE(sz) ((sz) == 1 ? SKN_SIG_I1 : (sz) == 2 ? SKN_SIG_I2 : (sz) == 4 ? SKN_SIG_I4 : SKN_SIG_I8)
