@@ -69,7 +69,70 @@ static bool caller_lookup(const void *ra) {
   return true;
 }
 
+#ifdef __SANITIZE_THREAD__
+/* Under TSan every call of an interposed function, the program's as well as Skein's and
+ * UCX's own, reaches it through libtsan's interceptor (libtsan comes first in the lookup
+ * order), so the return address is libtsan's. The caller that decides is the first frame
+ * outside libtsan above it: found by unwinding (eh_frame), paid only in TSan builds. */
+#include <link.h>
+#include <unwind.h>
+
+void __tsan_func_entry(void *pc);
+static uintptr_t tsan_lo, tsan_hi; /* libtsan's loaded segments, [lo, hi) */
+
+static int tsan_range_cb(struct dl_phdr_info *info, size_t size, void *base) {
+  (void)size;
+  if (info->dlpi_addr != (uintptr_t)base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!tsan_lo || lo < tsan_lo) tsan_lo = lo;
+    if (hi > tsan_hi) tsan_hi = hi;
+  }
+  return 1;
+}
+
+static void tsan_range_init(void) {
+  Dl_info info;
+  if (dladdr((void *)__tsan_func_entry, &info) && info.dli_fbase) dl_iterate_phdr(tsan_range_cb, info.dli_fbase);
+}
+
+static bool in_tsan(uintptr_t a) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, tsan_range_init);
+  return a >= tsan_lo && a < tsan_hi;
+}
+
+typedef struct {
+  uintptr_t caller;
+  bool seen_tsan;
+} tsan_walk;
+
+static _Unwind_Reason_Code tsan_walk_cb(struct _Unwind_Context *ctx, void *arg) {
+  tsan_walk *w = arg;
+  uintptr_t ip = _Unwind_GetIP(ctx);
+  if (in_tsan(ip)) w->seen_tsan = true;
+  else if (w->seen_tsan) {
+    w->caller = ip;
+    return _URC_END_OF_STACK;
+  }
+  return _URC_NO_REASON;
+}
+
+/* The return address into the interceptor's caller, or ra when ra is not libtsan's. */
+static const void *real_caller(const void *ra) {
+  if (!in_tsan((uintptr_t)ra)) return ra;
+  tsan_walk w = {0, false};
+  _Unwind_Backtrace(tsan_walk_cb, &w);
+  return w.caller ? (const void *)w.caller : ra;
+}
+#else
+static inline const void *real_caller(const void *ra) { return ra; }
+#endif
+
 static bool user_caller(const void *ra) {
+  ra = real_caller(ra);
   uintptr_t a = (uintptr_t)ra & ~(uintptr_t)1;
   _Atomic(uintptr_t) *slot = &CC.site[(a >> 2) % CALLER_CACHE];
   uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
