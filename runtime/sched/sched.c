@@ -120,6 +120,7 @@ static inline void ready_push(skn_worker *w, skn_unit *u) {
 
 static void drain_inbox(skn_worker *w) {
   skn_unit *list = atomic_exchange(&w->inbox, NULL);
+  SKN_TSAN_ACQUIRE(&w->inbox); /* base.h: the exchange may be made inside a TSan interceptor */
   skn_unit *rev = NULL; /* the inbox is LIFO: reverse to keep wake order */
   while (list) {
     skn_unit *n = list->next;
@@ -211,6 +212,7 @@ static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
   skn_unit *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
   do {
     u->next = head;
+    SKN_TSAN_RELEASE(&w->inbox); /* see drain_inbox */
   } while (!atomic_compare_exchange_weak(&w->inbox, &head, u));
   if (atomic_exchange(&w->sleeping, 0)) {
     busy_up();
