@@ -53,7 +53,7 @@ static void rank_end(skn_rank *r, int code) {
   skn_priv_rank_end(r); /* the rank's C++ destructors, then its copy of the globals */
   skn_heap_rank_end(r->heap); /* called on the rank's ULT: flushes its tcache, keeps stats */
   r->exit_code = code;
-  r->state = SKN_RANK_EXITED;
+  __atomic_store_n(&r->state, SKN_RANK_EXITED, __ATOMIC_RELAXED);
   int none = 0;
   if (code != 0) atomic_compare_exchange_strong(&skn_job_g.first_exit_code, &none, code);
 }
@@ -371,7 +371,7 @@ static void on_worker_held(int w, skn_unit *u) {
   skn_job *j = &skn_job_g;
   for (int i = j->first_rank; i < j->first_rank + j->nranks && n + 16 < sizeof others; i++) {
     skn_rank *r = j->ranks[i];
-    if (r == held || r->state == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
+    if (r == held || __atomic_load_n(&r->state, __ATOMIC_RELAXED) == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
     n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
   }
   /* the held rank may still be running (its worker's kernel thread sleeps) */
