@@ -24,18 +24,23 @@ SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char 
 
 /* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
  * MPICH) when the rank is not between MPI_Init and MPI_Finalize. The state sits next to
- * `mt`, which the call reads anyway to lock: one compare on a line already loaded. */
+ * `mt`, which the call reads anyway to lock: compares on a line already loaded. The slow
+ * path also ends the rank's libc_hold (its getopt parse is over: core.h). */
 SKN_INTERNAL skn_rank *skn_api_self_slow(const char *fn);
 static inline skn_rank *skn_api_self(const char *fn) {
   skn_rank *me = skn_rank_self();
-  return SKN_LIKELY(me != NULL && me->state == SKN_RANK_INITIALIZED) ? me : skn_api_self_slow(fn);
+  return SKN_LIKELY(me != NULL && me->state == SKN_RANK_INITIALIZED &&
+                    !__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED))
+             ? me
+             : skn_api_self_slow(fn);
 }
 /* The same for the calls the standard allows before MPI_Init and after MPI_Finalize
  * (MPI_Init itself, the MPI-4 Info functions): only a rank is required. */
 SKN_INTERNAL skn_rank *skn_api_self_any_slow(const char *fn);
 static inline skn_rank *skn_api_self_any(const char *fn) {
   skn_rank *me = skn_rank_self();
-  return SKN_LIKELY(me != NULL) ? me : skn_api_self_any_slow(fn);
+  return SKN_LIKELY(me != NULL && !__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED)) ? me
+                                                                                      : skn_api_self_any_slow(fn);
 }
 
 /* Handle checks are one unsigned compare each: h minus its kind's base is below the

@@ -25,7 +25,7 @@ static int init_common(skn_rank *me, const char *fn, int required, int *provided
    * threads may call MPI concurrently. */
   me->thread_level = required;
   me->mt = required == MPI_THREAD_MULTIPLE;
-  me->state = SKN_RANK_INITIALIZED;
+  __atomic_store_n(&me->state, SKN_RANK_INITIALIZED, __ATOMIC_RELAXED); /* the watchdog reads it (boot.c) */
   if (provided) *provided = required;
   return MPI_SUCCESS;
 }
@@ -57,7 +57,7 @@ static int impl_Finalize(skn_rank *me, const char *fn) {
   void *buf;
   int size;
   if (me->bsend_buf) PMPI_Buffer_detach(&buf, &size);
-  me->state = SKN_RANK_FINALIZED;
+  __atomic_store_n(&me->state, SKN_RANK_FINALIZED, __ATOMIC_RELAXED);
   return MPI_SUCCESS;
 }
 

@@ -83,13 +83,16 @@ static const char *const class_names[MPI_ERR_LASTCODE + 1][2] = {
 };
 
 skn_rank *skn_api_self_any_slow(const char *fn) {
-  skn_fatal("%s called from a thread that belongs to no rank (only threads created by a rank, "
-            "after the runtime started, may call MPI)", fn);
+  skn_rank *me = skn_rank_self();
+  if (!me)
+    skn_fatal("%s called from a thread that belongs to no rank (only threads created by a rank, "
+              "after the runtime started, may call MPI)", fn);
+  if (__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED)) skn_rank_libc_hold_end(me);
+  return me;
 }
 
 skn_rank *skn_api_self_slow(const char *fn) {
-  skn_rank *me = skn_rank_self();
-  if (!me) skn_api_self_any_slow(fn);
+  skn_rank *me = skn_api_self_any_slow(fn);
   if (me->state == SKN_RANK_INITIALIZED) return me;
   fflush(NULL);
   skn_fatal("rank %d: %s called %s; only MPI_Initialized, MPI_Finalized, MPI_Get_version, "

@@ -56,12 +56,26 @@ static inline void skn_stat_add(_Atomic(uint64_t) *c, uint64_t v) {
  * pthread of an oversubscribed hybrid program. */
 typedef struct { _Atomic(uint32_t) held; } skn_spinlock;
 #define SKN_SPINLOCK_INIT {0}
+/* TSan: atomics made inside libtsan's blocking interceptors (sem_wait, pthread_join...,
+ * which Skein turns into scheduler waits) are not seen as synchronization (libtsan's
+ * ignore_interceptors), so the lock's ordering is also stated explicitly. */
+#ifdef __SANITIZE_THREAD__
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define SKN_TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define SKN_TSAN_RELEASE(p) __tsan_release((void *)(p))
+#else
+#define SKN_TSAN_ACQUIRE(p) ((void)0)
+#define SKN_TSAN_RELEASE(p) ((void)0)
+#endif
+
 SKN_INTERNAL void skn_spin_lock_slow(skn_spinlock *l);
 static inline void skn_spin_lock(skn_spinlock *l) {
-  if (SKN_LIKELY(!atomic_exchange_explicit(&l->held, 1, memory_order_acquire))) return;
-  skn_spin_lock_slow(l);
+  if (SKN_UNLIKELY(atomic_exchange_explicit(&l->held, 1, memory_order_acquire))) skn_spin_lock_slow(l);
+  SKN_TSAN_ACQUIRE(l);
 }
 static inline void skn_spin_unlock(skn_spinlock *l) {
+  SKN_TSAN_RELEASE(l);
   atomic_store_explicit(&l->held, 0, memory_order_release);
 }
 

@@ -226,6 +226,7 @@ static void ow_remove(obj_waiter *n) {
   }
   skn_spin_unlock(&OW[b].lock);
   while (!atomic_load(&n->woken)) skn_cpu_relax();
+  SKN_TSAN_ACQUIRE(&n->woken); /* base.h: we may be inside a TSan interceptor */
 }
 
 static void ow_wake(const void *obj) {
@@ -248,6 +249,7 @@ static void ow_wake(const void *obj) {
   while (woken) {
     obj_waiter *next = woken->next;
     skn_unit *u = woken->unit;
+    SKN_TSAN_RELEASE(&woken->woken);
     atomic_store(&woken->woken, true);
     skn_sched_wake(u); /* units are never freed */
     woken = next;
@@ -261,7 +263,10 @@ static bool ow_block(skn_unit *me, obj_waiter *n, uint64_t deadline, const char 
   bool woken;
   for (;;) {
     skn_sched_prepare_wait(me);
-    if ((woken = atomic_load(&n->woken))) break;
+    if ((woken = atomic_load(&n->woken))) {
+      SKN_TSAN_ACQUIRE(&n->woken); /* base.h: we may be inside a TSan interceptor */
+      break;
+    }
     if (deadline && skn_now_ns() >= deadline) break;
     if (deadline) skn_sched_wait_until(me, deadline);
     else skn_sched_wait(me);

@@ -54,7 +54,7 @@ static void rank_end(skn_rank *r, int code) {
   skn_priv_rank_end(r); /* the rank's C++ destructors, then its copy of the globals */
   skn_heap_rank_end(r->heap); /* called on the rank's ULT: flushes its tcache, keeps stats */
   r->exit_code = code;
-  r->state = SKN_RANK_EXITED;
+  __atomic_store_n(&r->state, SKN_RANK_EXITED, __ATOMIC_RELAXED);
   int none = 0;
   if (code != 0) atomic_compare_exchange_strong(&skn_job_g.first_exit_code, &none, code);
 }
@@ -323,7 +323,7 @@ static void describe_call(const skn_call *rc, char *buf, size_t len) {
 static bool describe_ranks(bool timeout) {
   skn_job *j = &skn_job_g;
   int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
-  for (int i = first; i < end; i++) live += j->ranks[i]->state != SKN_RANK_EXITED;
+  for (int i = first; i < end; i++) live += __atomic_load_n(&j->ranks[i]->state, __ATOMIC_RELAXED) != SKN_RANK_EXITED;
   if (live == 0) return false;
   fflush(NULL);
   if (timeout)
@@ -336,14 +336,14 @@ static bool describe_ranks(bool timeout) {
     skn_rank *r = j->ranks[i];
     uint32_t us = atomic_load(&r->unit->state);
     bool blocked = us == SKN_UNIT_BLOCKED || us == SKN_UNIT_BLOCKED_FUTEX;
-    if (timeout && r->state != SKN_RANK_EXITED && !blocked) {
+    if (timeout && __atomic_load_n(&r->state, __ATOMIC_RELAXED) != SKN_RANK_EXITED && !blocked) {
       char buf[256];
       bool in_mpi = skn_call_read(&r->call).fn != NULL;
       if (in_mpi) describe_call(&r->call, buf, sizeof buf);
       skn_log("rank %d is running%s%s", i, in_mpi ? " in " : " outside MPI", in_mpi ? buf : "");
       continue;
     }
-    if (r->state == SKN_RANK_EXITED) {
+    if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == SKN_RANK_EXITED) {
       skn_log("rank %d has ended (exit code %d)", i, r->exit_code);
     } else if (atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED &&
                atomic_load(&r->unit->state) != SKN_UNIT_BLOCKED_FUTEX) {
@@ -376,7 +376,7 @@ static void on_worker_held(int w, skn_unit *u) {
   skn_job *j = &skn_job_g;
   for (int i = j->first_rank; i < j->first_rank + j->nranks && n + 16 < sizeof others; i++) {
     skn_rank *r = j->ranks[i];
-    if (r == held || r->state == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
+    if (r == held || __atomic_load_n(&r->state, __ATOMIC_RELAXED) == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
     n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
   }
   /* the held rank may still be running (its worker's kernel thread sleeps) */

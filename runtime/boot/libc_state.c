@@ -402,10 +402,14 @@ SKN_EXPORT char *ttyname(int fd) {
  * always reaches getopt before the owner runs again.)
  *
  * opterr is shared (every rank's program sets it alike). optarg and optopt are written by
- * each call; optarg is NULL after -1. Ranks that parse the same argv alike end with the
- * same optind, so reading optind after the loop is right on one worker (nothing runs
- * between -1 and the read); on several workers another rank may have started its own
- * parse by then. */
+ * each call; optarg is NULL after -1.
+ *
+ * The hold. A rank whose parse returned -1 still reads optind (and may reset it and parse
+ * again, a pre-scan then the real parse). So it keeps the parser, with no other rank
+ * waiting, until it shows that its parse is over: its next MPI call (skn_api_self ends
+ * rank->libc_hold, from any thread of the rank), its next getopt call (a new parse of its
+ * own) or its end. The next rank takes the parser under GO.lock, which the holder took
+ * to end the hold after its last read: a hand-over (happens-before), not a time. */
 
 enum { GETOPT_SHORT, GETOPT_POSIX, GETOPT_LONG, GETOPT_LONG_ONLY };
 
@@ -422,8 +426,8 @@ static struct {
   skn_rank *last_owner;      /* the rank glibc's hidden state belongs to */
   getopt_waiter *head;       /* waiting units, FIFO */
   int expect;                /* optind as the machinery last left it */
-  skn_rank *lease;           /* on several workers: the rank that just finished a parse... */
-  uint64_t lease_end;        /* ...keeps the parser free for itself until then (skn_now_ns) */
+  skn_rank *hold;            /* a rank whose parse returned -1 and that holds the parser
+                              * until its next MPI call, getopt call or end (see above) */
 } GO = {.expect = 1};
 
 SKN_EXPORT int __posix_getopt(int argc, char *const *argv, const char *opts);
@@ -445,27 +449,38 @@ static int getopt_real(int kind, int argc, char *const *argv, const char *opts, 
  * workers. */
 #define STRAY_GRACE_NS 5000000
 
-/* On several workers, how long a rank whose parse returned -1 keeps the parser free for
- * itself: a program that resets optind and parses again at once (a pre-scan, then the
- * real parse) does so before any other rank's parse can see its reset, and its reads of
- * optind after the loop see its own value. Other ranks wait this long at most, polling. */
-#define LEASE_NS 200000
-
 /* A reset (0 or 1) the machinery did not make. */
 static inline bool stray_reset(void) { return (optind == 0 || optind == 1) && optind != GO.expect; }
 
-/* Called with GO.lock held by the owner: frees the parser and takes the first waiting
- * unit off the queue, to be woken by parser_wake after unlocking. The woken unit competes
- * for the parser again: until it runs, the releasing rank may still call getopt (one more
- * call after -1 returns -1, as in a process, when glibc's state is still its own). */
-static getopt_waiter *parser_release_locked(skn_rank *r, bool lease) {
-  GO.expect = optind;
-  GO.lease = lease ? r : NULL;
-  if (lease) GO.lease_end = skn_now_ns() + LEASE_NS;
+/* Called with GO.lock held: takes the first waiting unit off the queue, to be woken by
+ * parser_wake after unlocking. The woken unit competes for the parser again. */
+static getopt_waiter *parser_next_locked(void) {
   getopt_waiter *w = GO.head;
   if (w) GO.head = w->next;
-  atomic_store(&GO.owner, NULL);
   return w;
+}
+
+/* Called with GO.lock held by the owner: frees the parser. With `hold` (its parse returned
+ * -1) r keeps it from other ranks until its hold ends (libc_hold_end); else the first waiter is
+ * returned, to be woken. */
+static getopt_waiter *parser_release_locked(skn_rank *r, bool hold) {
+  GO.expect = optind;
+  atomic_store(&GO.owner, NULL);
+  if (hold) {
+    GO.hold = r;
+    __atomic_store_n(&r->libc_hold, true, __ATOMIC_RELAXED);
+    return NULL;
+  }
+  return parser_next_locked();
+}
+
+/* Called with GO.lock held: ends r's hold, if it has one; returns the waiter to wake. */
+static getopt_waiter *hold_end_locked(skn_rank *r) {
+  if (!__atomic_load_n(&r->libc_hold, __ATOMIC_RELAXED)) return NULL;
+  __atomic_store_n(&r->libc_hold, false, __ATOMIC_RELAXED);
+  if (GO.hold != r) return NULL;
+  GO.hold = NULL;
+  return atomic_load_explicit(&GO.owner, memory_order_relaxed) ? NULL : parser_next_locked();
 }
 
 static void parser_wake(getopt_waiter *w) {
@@ -516,21 +531,14 @@ static void parser_acquire(skn_rank *r, int kind, const char *opts, const struct
       skn_spin_unlock(&GO.lock);
       return;
     }
-    bool leased = !owner && GO.lease && GO.lease != r && skn_now_ns() < GO.lease_end;
-    if (!owner && !leased) break;
+    if (!owner && (!GO.hold || GO.hold == r)) break;
     /* A reset under another rank's parse, by a rank that has parsed before: ours (only
-     * such ranks reset), to be undone there. Not during a lease: the lease holder resets. */
+     * such ranks reset), to be undone there. Not during a hold: the holder resets. */
     if (owner && !waited && s->getopt_done && stray_reset()) {
       wrote = optind;
       optind = GO.expect;
     }
     waited = true;
-    if (leased) { /* short: poll, letting this worker's other ranks run */
-      skn_spin_unlock(&GO.lock);
-      skn_sched_yield();
-      skn_spin_lock(&GO.lock);
-      continue;
-    }
     getopt_waiter w = {.unit = me, .rank = r}, **pp = &GO.head;
     while (*pp) pp = &(*pp)->next;
     *pp = &w;
@@ -549,7 +557,7 @@ static void parser_acquire(skn_rank *r, int kind, const char *opts, const struct
     skn_spin_lock(&GO.lock);
   }
   atomic_store(&GO.owner, r);
-  GO.lease = NULL;
+  hold_end_locked(r); /* its own hold, if any (it parses again): none to wake, r owns it */
   if (!waited) {
     if (GO.last_owner == r) { /* glibc's state is still this rank's: exactly a process */
       GO.expect = optind;     /* the rank's own assignment, if any, is no stray */
@@ -588,7 +596,7 @@ static int getopt_common(int kind, int argc, char *const *argv, const char *opts
   getopt_waiter *next = NULL;
   if (c == -1) {
     state_of(r)->getopt_done = true;
-    next = parser_release_locked(r, skn_sched_nworkers() > 1);
+    next = parser_release_locked(r, true);
   }
   skn_spin_unlock(&GO.lock);
   parser_wake(next);
@@ -613,11 +621,22 @@ SKN_EXPORT int getopt_long_only(int argc, char *const *argv, const char *opts, c
   return getopt_common(GETOPT_LONG_ONLY, argc, argv, opts, lo, li);
 }
 
-void skn_libc_rank_end(skn_rank *r) {
-  if (atomic_load(&GO.owner) != r) return;
+/* The hold of rank r ends (its next MPI call, through skn_rank_libc_hold_end). */
+static void libc_hold_end(skn_rank *r) {
   skn_spin_lock(&GO.lock);
-  getopt_waiter *next = NULL;
-  if (atomic_load_explicit(&GO.owner, memory_order_relaxed) == r) next = parser_release_locked(r, false);
+  getopt_waiter *next = hold_end_locked(r);
+  skn_spin_unlock(&GO.lock);
+  parser_wake(next);
+}
+
+/* core's MPI calls end a hold through this (core cannot call up into boot) */
+__attribute__((constructor)) static void libc_hold_hook(void) { skn_rank_libc_hold_end = libc_hold_end; }
+
+void skn_libc_rank_end(skn_rank *r) {
+  if (atomic_load(&GO.owner) != r && !__atomic_load_n(&r->libc_hold, __ATOMIC_RELAXED)) return;
+  skn_spin_lock(&GO.lock);
+  getopt_waiter *next = atomic_load_explicit(&GO.owner, memory_order_relaxed) == r ? parser_release_locked(r, false)
+                                                                                   : hold_end_locked(r);
   skn_spin_unlock(&GO.lock);
   parser_wake(next);
 }

@@ -473,6 +473,9 @@ typedef struct skn_rank {
   const struct skn_transport *tp; /* what reaches it (device.h), bound at start-up */
   skn_unit *unit;
   bool mt;           /* threads of this rank may call MPI concurrently */
+  bool libc_hold;    /* the rank holds process-wide libc state (getopt's, boot/libc_state.c)
+                      * until its next MPI call, which ends the hold (skn_rank_libc_hold_end);
+                      * written under that file's lock, read relaxed by skn_api_self */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */
   int thread_level;
@@ -543,6 +546,9 @@ static inline skn_req *skn_req_lookup(skn_rank *me, int handle) {
 }
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
+
+/* Ends rank me's libc_hold (set by boot, which is above the MPI calls that end it). */
+SKN_INTERNAL extern void (*skn_rank_libc_hold_end)(skn_rank *me);
 
 /* The job as seen by this process. */
 typedef struct skn_job {

@@ -29,6 +29,8 @@ static int init_comm(skn_comm *c, int ctx, int size, skn_rank **members) {
 /* Context ids come in pairs (point-to-point, collective); 0-3 are WORLD's and SELF's.
  * Process p of P hands out 4 + 2 * (k * P + p), k = 0, 1, ...: ids are unique in the job
  * without agreement (2^30 / P creations per process). */
+void (*skn_rank_libc_hold_end)(skn_rank *me);
+
 static _Atomic(int) ctx_counter;
 
 int skn_cid_alloc(void) {

@@ -120,6 +120,7 @@ static inline void ready_push(skn_worker *w, skn_unit *u) {
 
 static void drain_inbox(skn_worker *w) {
   skn_unit *list = atomic_exchange(&w->inbox, NULL);
+  SKN_TSAN_ACQUIRE(&w->inbox); /* base.h: the exchange may be made inside a TSan interceptor */
   skn_unit *rev = NULL; /* the inbox is LIFO: reverse to keep wake order */
   while (list) {
     skn_unit *n = list->next;
@@ -211,6 +212,7 @@ static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
   skn_unit *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
   do {
     u->next = head;
+    SKN_TSAN_RELEASE(&w->inbox); /* see drain_inbox */
   } while (!atomic_compare_exchange_weak(&w->inbox, &head, u));
   if (atomic_exchange(&w->sleeping, 0)) {
     busy_up();
@@ -647,7 +649,8 @@ void skn_sched_release_thread(void) {
  * A ULT that blocks in the kernel (a call Skein does not turn into a scheduler wait)
  * holds its worker: the worker's other ready units cannot run, and since the worker
  * counts as busy the stall hook never runs. The watchdog notices a worker that has not
- * switched units while some were ready and its kernel thread slept the whole time. */
+ * switched units while some were ready and its kernel thread slept the whole time, with
+ * no child process of that thread still running (a wait for a child ends by itself). */
 
 static struct {
   unsigned ms;
@@ -668,6 +671,36 @@ static bool kthread_sleeping(int tid) {
   return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
 }
 
+/* Whether the kernel thread `tid` has a child process that has not ended: a thread that
+ * waits for its child (popen's pipe read, pclose, system: libc's internal calls, which
+ * Skein cannot turn into scheduler waits) waits for something outside the job that ends
+ * on its own, however long a loaded machine takes to run it. */
+static bool kthread_has_live_child(int tid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  for (char *p = buf, *end; *p; p = end) {
+    long pid = strtol(p, &end, 10);
+    if (end == p) break;
+    char st[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int cfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (cfd < 0) continue;
+    ssize_t m = read(cfd, st, sizeof st - 1);
+    close(cfd);
+    if (m <= 0) continue;
+    st[m] = '\0';
+    const char *q = strrchr(st, ')');
+    if (q && q[1] == ' ' && q[2] != 'Z' && q[2] != 'X') return true;
+  }
+  return false;
+}
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   int n = sched_state.cfg.nworkers;
@@ -684,7 +717,8 @@ static void *watchdog_main(void *unused) {
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
                    (atomic_load_explicit(&w->nready, memory_order_relaxed) ||
                     atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
-                   kthread_sleeping(atomic_load_explicit(&w->tid, memory_order_relaxed));
+                   kthread_sleeping(atomic_load_explicit(&w->tid, memory_order_relaxed)) &&
+                   !kthread_has_live_child(atomic_load_explicit(&w->tid, memory_order_relaxed));
       last[i] = sw;
       if (!stuck) {
         since[i] = 0;

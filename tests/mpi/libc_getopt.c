@@ -35,7 +35,14 @@ int main(int argc, char **argv)
     if (shared) argc--;
     argv = av;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    opterr = 0; /* shared, written alike by every rank: no messages on stderr */
+    /* no messages on stderr. opterr is one per process: ranks set it in turn (written at
+     * once by ranks on several workers, it is a data race, which TSan reported) */
+    int size;
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    for (int turn = 0; turn < size; turn++) {
+        if (turn == rank) opterr = 0;
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
     const char *w = getenv("SKEIN_WORKERS");
     const int one_worker = !w || atoi(w) <= 1;
 

@@ -18,7 +18,12 @@ int main(int argc, char **argv)
     int rank;
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    opterr = 0; /* shared, written alike by every rank */
+    int size; /* opterr is one per process: ranks set it in turn (at once they race) */
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    for (int turn = 0; turn < size; turn++) {
+        if (turn == rank) opterr = 0;
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
     char seen[16];
     int n = 0, c;
     while ((c = getopt(argc, argv, "avb:")) != -1) {

@@ -22,6 +22,11 @@
  *   held     rank 0 blocks in a raw read() system call on an empty pipe, which no MPI can
  *            turn into a scheduler wait: must be reported (the other ranks of its kernel
  *            thread cannot run) instead of hanging
+ *   child    no thread: every rank runs a child process through popen() and reads its
+ *            output, then waits for it in pclose(); libc's internal read and waitpid block
+ *            the worker until the child (`sleep 0.3`, longer under load) ends. That wait
+ *            ends by itself: it must not be reported as a held worker (testlist: a
+ *            deadlock time far below the child's run time)
  */
 #define _GNU_SOURCE
 #define TEST_NAME "thread_block"
@@ -233,6 +238,14 @@ int main(int argc, char **argv)
         if (rank == 0) printf("thread_block sleep: %d ranks slept 200 ms each in %.3f s\n", size, all);
         CHECK(size < 3 || all < 0.45, "ranks slept one after the other (%.3f s for %d ranks)", all,
               size);
+        c->got = 1000 + c->peer;
+    } else if (!strcmp(mode, "child")) {
+        FILE *p = popen("sleep 0.3; echo child-done", "r");
+        CHECK(p != NULL, "popen failed");
+        char line[64] = "";
+        CHECK(fgets(line, sizeof line, p) != NULL, "no output from the child");
+        CHECK(strcmp(line, "child-done\n") == 0, "child printed '%s'", line);
+        CHECK(pclose(p) == 0, "child failed");
         c->got = 1000 + c->peer;
     } else if (!strcmp(mode, "held")) {
         if (rank == 0) {
