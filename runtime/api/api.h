@@ -23,14 +23,14 @@ SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char 
     __attribute__((format(printf, 5, 6), cold));
 
 /* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
- * MPICH) when the rank is not between MPI_Init and MPI_Finalize. The state sits next to
- * `mt`, which the call reads anyway to lock: compares on a line already loaded. The slow
- * path also ends the rank's libc_hold (its getopt parse is over: core.h). */
+ * MPICH) when the rank is not between MPI_Init and MPI_Finalize. One compare of the rank's
+ * api_gate (next to `mt`, which the call reads anyway to lock) says "initialized, not
+ * finalized, no libc hold"; the slow path ends a hold (its getopt parse is over: core.h)
+ * and judges the state. */
 SKN_INTERNAL skn_rank *skn_api_self_slow(const char *fn);
 static inline skn_rank *skn_api_self(const char *fn) {
   skn_rank *me = skn_rank_self();
-  return SKN_LIKELY(me != NULL && me->state == SKN_RANK_INITIALIZED &&
-                    !__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED))
+  return SKN_LIKELY(me != NULL && __atomic_load_n(&me->api_gate, __ATOMIC_RELAXED) == SKN_GATE_OPEN)
              ? me
              : skn_api_self_slow(fn);
 }

@@ -26,6 +26,7 @@ static int init_common(skn_rank *me, const char *fn, int required, int *provided
   me->thread_level = required;
   me->mt = required == MPI_THREAD_MULTIPLE;
   __atomic_store_n(&me->state, SKN_RANK_INITIALIZED, __ATOMIC_RELAXED); /* the watchdog reads it (boot.c) */
+  __atomic_fetch_or(&me->api_gate, SKN_GATE_OPEN, __ATOMIC_RELAXED);
   if (provided) *provided = required;
   return MPI_SUCCESS;
 }
@@ -57,6 +58,7 @@ static int impl_Finalize(skn_rank *me, const char *fn) {
   void *buf;
   int size;
   if (me->bsend_buf) PMPI_Buffer_detach(&buf, &size);
+  __atomic_fetch_and(&me->api_gate, (uint8_t)~SKN_GATE_OPEN, __ATOMIC_RELAXED);
   __atomic_store_n(&me->state, SKN_RANK_FINALIZED, __ATOMIC_RELAXED);
   return MPI_SUCCESS;
 }

@@ -469,6 +469,7 @@ static getopt_waiter *parser_release_locked(skn_rank *r, bool hold) {
   if (hold) {
     GO.hold = r;
     __atomic_store_n(&r->libc_hold, true, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&r->api_gate, SKN_GATE_HOLD, __ATOMIC_RELAXED); /* its next MPI call ends it */
     return NULL;
   }
   return parser_next_locked();
@@ -478,6 +479,7 @@ static getopt_waiter *parser_release_locked(skn_rank *r, bool hold) {
 static getopt_waiter *hold_end_locked(skn_rank *r) {
   if (!__atomic_load_n(&r->libc_hold, __ATOMIC_RELAXED)) return NULL;
   __atomic_store_n(&r->libc_hold, false, __ATOMIC_RELAXED);
+  __atomic_fetch_and(&r->api_gate, (uint8_t)~SKN_GATE_HOLD, __ATOMIC_RELAXED);
   if (GO.hold != r) return NULL;
   GO.hold = NULL;
   return atomic_load_explicit(&GO.owner, memory_order_relaxed) ? NULL : parser_next_locked();

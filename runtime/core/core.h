@@ -475,7 +475,10 @@ typedef struct skn_rank {
   bool mt;           /* threads of this rank may call MPI concurrently */
   bool libc_hold;    /* the rank holds process-wide libc state (getopt's, boot/libc_state.c)
                       * until its next MPI call, which ends the hold (skn_rank_libc_hold_end);
-                      * written under that file's lock, read relaxed by skn_api_self */
+                      * written under that file's lock */
+  uint8_t api_gate;  /* SKN_GATE_* bits: an MPI call takes its fast path only when the gate is
+                      * exactly SKN_GATE_OPEN (one compare for "initialized, not finalized, no
+                      * libc hold"); set and cleared with atomic or/and, read relaxed */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */
   int thread_level;
@@ -546,6 +549,8 @@ static inline skn_req *skn_req_lookup(skn_rank *me, int handle) {
 }
 
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
+/* api_gate: OPEN between MPI_Init and MPI_Finalize, HOLD while the rank holds libc state */
+enum { SKN_GATE_OPEN = 1, SKN_GATE_HOLD = 2 };
 
 /* Ends rank me's libc_hold (set by boot, which is above the MPI calls that end it). */
 SKN_INTERNAL extern void (*skn_rank_libc_hold_end)(skn_rank *me);
