@@ -688,7 +688,9 @@ static void acc_run(acc_batch *b) {
     for (int k = 0; k < b->n; k++) {
       if (!b->taddr[k]) continue; /* done */
       b->nv[k] = b->cur[k];
-      skn_op_apply(b->op, b->basic, b->in[k], (char *)&b->nv[k] + b->off[k], 1);
+      uint64_t in; /* the origin's element may be misaligned: the op reads typed values */
+      memcpy(&in, b->in[k], b->bs);
+      skn_op_apply(b->op, b->basic, &in, (char *)&b->nv[k] + b->off[k], 1);
       b->cmp[k] = b->cur[k];
       acc_issue(b, &w, k, SKN_NET_AOP_CSWAP, &b->nv[k], &b->cmp[k]);
     }
