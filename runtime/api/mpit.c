@@ -246,7 +246,7 @@ static uint64_t pvar_now(skn_rank *me, int i) {
   }
   default: { /* the receive side, under its lock */
     skn_spin_lock(&me->mq.lock);
-    uint64_t v = i == 2 ? me->mq.arrived : i == 3 ? me->mq.unexp_len : me->mq.unexp_peak;
+    uint64_t v = i == 2 ? skn_mq_arrived(&me->mq) : i == 3 ? me->mq.unexp_len : me->mq.unexp_peak;
     skn_spin_unlock(&me->mq.lock);
     return v;
   }

@@ -226,23 +226,26 @@ typedef struct skn_msg_args skn_msg_args;
 
 /* A request, and for sends also the envelope a receiver finds in its unexpected queue. */
 typedef struct skn_req {
-  /* First cache line: what matching reads and a completing peer writes. */
+  /* First cache line: everything a sender reads from a posted receive (envelope, buffer,
+   * capacity) and writes into it (status, flags, sync), so that meeting a receive posted
+   * on another core moves this one line (engine.h). */
   /* 0: pending; SKN_REQ_DONE: complete; otherwise the skn_unit* waiting for it. The
    * completer's exchange on this word is its last access to the request. */
   _Atomic(uintptr_t) sync;
-  struct skn_req *next;    /* queue link */
   int ctx, src, tag;       /* envelope: context, source rank in the communicator, tag */
   int st_src;              /* recv: the matched message's source ... */
   int st_tag;              /* ... and tag */
-  uint8_t kind, mode, proto;
-  bool queued;             /* in a matching queue (guarded by that queue's lock) */
+  uint8_t kind, proto;
+  bool truncated;
+  bool type_mismatch;      /* recv: the message's type signature cannot match (nothing copied) */
   void *buf;               /* user buffer */
   size_t count;
   const skn_dtype *dt;
   size_t bytes;            /* send: message bytes; recv: bytes received */
   /* Then the rest. */
-  bool truncated;
-  bool type_mismatch;      /* recv: the message's type signature cannot match (nothing copied) */
+  struct skn_req *next;    /* queue link */
+  uint8_t mode;
+  bool queued;             /* in a matching queue's list (guarded by that queue's lock) */
   bool cancelled;
   bool pooled;             /* from the owner's pool (else on a caller's stack) */
   bool handle_live;        /* user holds an MPI_Request handle to it */
@@ -264,6 +267,7 @@ typedef struct skn_req {
   const struct skn_transport *tp; /* the transport holding it (releases it) */
   skn_sigsum sum;          /* from another process: its type signature (dt NULL) */
 } __attribute__((aligned(SKN_CACHELINE))) skn_req;
+_Static_assert(offsetof(skn_req, bytes) + sizeof(size_t) <= SKN_CACHELINE, "a posted receive's sender side is one line");
 
 SKN_INTERNAL skn_req *skn_req_alloc(struct skn_rank *me);
 SKN_INTERNAL void skn_req_release(skn_req *r);
@@ -297,19 +301,29 @@ typedef struct skn_probe_waiter {
 } skn_probe_waiter;
 
 /* A rank's receive side. Invariant: a message is either in `unexp` or matched; a
- * receive is either in `posted` or matched. Both lists are FIFO, which with one lock per
- * receiver keeps MPI's non-overtaking order. */
+ * receive is either posted (in `solo` or `posted`) or matched. The lists are FIFO, which
+ * with one lock per receiver keeps MPI's non-overtaking order. `solo` holds the earliest
+ * posted receive when it was posted into an empty queue (the ping-pong case): an arrival
+ * claims it with one CAS instead of the lock (engine.h has the protocol). */
 typedef struct skn_mq {
+  /* first line: posting a receive and an arrival that meets one */
   skn_spinlock lock;
-  uint32_t unexp_len;  /* envelopes in unexp */
-  skn_req *posted, *posted_tail;
+  _Atomic(struct skn_req *) solo; /* NULL, a receive, or SKN_MQ_BUSY while an arrival looks at it */
+  skn_req *posted, *posted_tail;   /* posted receives after `solo` */
   skn_req *unexp, *unexp_tail;
+  uint64_t arrived;    /* messages that reached this rank under the lock (MPI_T: skn_mq_arrived) */
+  _Atomic(uint64_t) arrived_solo; /* ... and through `solo` (written by the SKN_MQ_BUSY holder only) */
+  /* second line: touched on the unexpected path only */
+  uint32_t unexp_len;  /* envelopes in unexp */
+  uint32_t unexp_peak; /* high-water mark of unexp_len */
   skn_probe_waiter *probers;
   size_t buffered; /* bytes held by unexpected envelopes that completed early */
-  uint64_t arrived;    /* messages that reached this rank (MPI_T, api/mpit.c) */
-  /* second line: touched on the unexpected path only */
-  uint32_t unexp_peak; /* high-water mark of unexp_len */
 } __attribute__((aligned(SKN_CACHELINE))) skn_mq;
+#define SKN_MQ_BUSY ((struct skn_req *)1)
+/* Messages that reached the rank (matched or queued), for MPI_T. Caller holds mq->lock. */
+static inline uint64_t skn_mq_arrived(const skn_mq *mq) {
+  return mq->arrived + atomic_load_explicit(&mq->arrived_solo, memory_order_relaxed);
+}
 
 /* ================================================================ communicators */
 

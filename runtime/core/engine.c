@@ -176,15 +176,9 @@ skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
   }
   skn_mq *mq = &me->mq;
   skn_spin_lock(&mq->lock);
-  if (!r->queued) {
-    skn_spin_unlock(&mq->lock);
-    return SKN_ERR_NOT_CANCELLED;
-  }
-  skn_req *prev = NULL;
-  for (skn_req *x = mq->posted; x && x != r; x = x->next) prev = x;
-  list_remove(&mq->posted, &mq->posted_tail, prev, r);
-  r->queued = false;
+  bool withdrawn = withdraw_receive(mq, r);
   skn_spin_unlock(&mq->lock);
+  if (!withdrawn) return SKN_ERR_NOT_CANCELLED;
   r->cancelled = true;
   skn_req_complete(r);
   return SKN_OK;

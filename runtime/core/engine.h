@@ -42,8 +42,42 @@ static inline bool envelope_buffered(const skn_req *env) {
   return env->proto != SKN_PROTO_RNDV && env->proto != SKN_PROTO_FETCH;
 }
 
+/* The earliest posted receive, `solo` (core.h: skn_mq). Only a holder of mq->lock puts a
+ * receive there, and only into an empty queue (solo NULL, posted empty): later receives go
+ * to `posted`, so solo is always the first to match. An arrival claims what solo holds by
+ * swapping it for SKN_MQ_BUSY, which stops the receive from being reposted meanwhile
+ * (the rank's recv_req is reused receive after receive: checking first and claiming after
+ * could take a reposted receive for another tag); it then checks the envelope and either
+ * empties the slot (matched) or puts the receive back. Code under the lock that must know
+ * what solo holds waits out SKN_MQ_BUSY (a few instructions of another thread). */
+static inline skn_req *solo_settled(skn_mq *mq) {
+  skn_req *s;
+  while ((s = atomic_load_explicit(&mq->solo, memory_order_acquire)) == SKN_MQ_BUSY) skn_cpu_relax();
+  return s;
+}
+
+/* Without the lock: the receive in solo if it matches, taken out; else NULL. */
+static inline skn_req *take_solo(skn_mq *mq, int ctx, int src, int tag) {
+  skn_req *r = atomic_load_explicit(&mq->solo, memory_order_relaxed);
+  if ((uintptr_t)r <= (uintptr_t)SKN_MQ_BUSY ||
+      !atomic_compare_exchange_strong_explicit(&mq->solo, &r, SKN_MQ_BUSY, memory_order_acquire, memory_order_relaxed))
+    return NULL;
+  bool ok = receive_matches(r, ctx, src, tag);
+  if (ok) /* only a BUSY holder writes it */
+    atomic_store_explicit(&mq->arrived_solo, atomic_load_explicit(&mq->arrived_solo, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+  atomic_store_explicit(&mq->solo, ok ? NULL : r, memory_order_release);
+  return ok ? r : NULL;
+}
+
 /* Unlocked helpers: caller holds mq->lock. */
 static inline skn_req *take_posted(skn_mq *mq, int ctx, int src, int tag) {
+  skn_req *s;
+  while ((s = solo_settled(mq)) && receive_matches(s, ctx, src, tag)) {
+    /* under the lock s cannot be reposted, so its envelope stays the one just read */
+    if (atomic_compare_exchange_strong_explicit(&mq->solo, &s, NULL, memory_order_acquire, memory_order_relaxed))
+      return s;
+  }
   skn_req *prev = NULL;
   for (skn_req *r = mq->posted; r; prev = r, r = r->next) {
     if (receive_matches(r, ctx, src, tag)) {
@@ -53,6 +87,29 @@ static inline skn_req *take_posted(skn_mq *mq, int ctx, int src, int tag) {
     }
   }
   return NULL;
+}
+
+/* Posts r (not matched by a queued message). */
+static inline void post_receive(skn_mq *mq, skn_req *r) {
+  /* solo is never refilled by anyone but a lock holder, so NULL seen here stays NULL */
+  if (!mq->posted && !atomic_load_explicit(&mq->solo, memory_order_relaxed)) {
+    atomic_store_explicit(&mq->solo, r, memory_order_release);
+    return;
+  }
+  r->queued = true;
+  list_append(&mq->posted, &mq->posted_tail, r);
+}
+
+/* Takes r out of the posted receives; false when it was matched already. */
+static inline bool withdraw_receive(skn_mq *mq, skn_req *r) {
+  for (skn_req *s; (s = solo_settled(mq)) == r;) /* the CAS fails only to an arrival's claim */
+    if (atomic_compare_exchange_strong(&mq->solo, &s, NULL)) return true;
+  if (!r->queued) return false;
+  skn_req *prev = NULL;
+  for (skn_req *x = mq->posted; x && x != r; x = x->next) prev = x;
+  list_remove(&mq->posted, &mq->posted_tail, prev, r);
+  r->queued = false;
+  return true;
 }
 
 static inline void unqueue_unexpected(skn_mq *mq, skn_req *prev, skn_req *e) {
@@ -81,9 +138,11 @@ static inline skn_req *find_unexpected(skn_mq *mq, int ctx, int src, int tag, bo
  * skn_dev_arrive_queue, which queues it and unlocks. */
 static inline skn_req *skn_dev_arrive_begin(skn_rank *dst, int ctx, int src, int tag) {
   skn_mq *mq = &dst->mq;
+  skn_req *r = take_solo(mq, ctx, src, tag);
+  if (SKN_LIKELY(r != NULL)) return r;
   skn_spin_lock(&mq->lock);
   mq->arrived++;
-  skn_req *r = take_posted(mq, ctx, src, tag);
+  r = take_posted(mq, ctx, src, tag);
   if (r) skn_spin_unlock(&mq->lock);
   return r;
 }
@@ -113,10 +172,7 @@ static inline skn_req *skn_p2p_recv_post(skn_rank *me, skn_req *r) {
   int ctx = r->ctx, src = r->src, tag = r->tag; /* before the lock: the caller's just-stored values, not reloads */
   skn_spin_lock(&mq->lock);
   skn_req *env = find_unexpected(mq, ctx, src, tag, true);
-  if (!env) {
-    r->queued = true;
-    list_append(&mq->posted, &mq->posted_tail, r);
-  }
+  if (!env) post_receive(mq, r);
   skn_spin_unlock(&mq->lock);
   return env;
 }

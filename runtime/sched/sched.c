@@ -657,18 +657,32 @@ static struct {
   void (*report)(int, skn_unit *);
 } WD;
 
-/* Whether the kernel thread `tid` of this process sleeps in the kernel. */
-static bool kthread_sleeping(int tid) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+/* Reads a /proc file into buf (NUL-terminated); false when it cannot. */
+static bool read_proc(const char *path, char *buf, size_t size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
+  ssize_t n = read(fd, buf, size - 1);
   close(fd);
   if (n <= 0) return false;
   buf[n] = '\0';
+  return true;
+}
+
+/* The state letter of a /proc/.../stat file (after the command name, which may hold
+ * spaces and parentheses), or 0 when it cannot be read. */
+static char proc_state(const char *path) {
+  char buf[256];
+  if (!read_proc(path, buf, sizeof buf)) return 0;
   const char *p = strrchr(buf, ')');
-  return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+  return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Whether the kernel thread `tid` of this process sleeps in the kernel. */
+static bool kthread_sleeping(int tid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  char s = proc_state(path);
+  return s == 'S' || s == 'D';
 }
 
 /* Whether the kernel thread `tid` has a child process that has not ended: a thread that
@@ -678,25 +692,13 @@ static bool kthread_sleeping(int tid) {
 static bool kthread_has_live_child(int tid) {
   char path[64], buf[512];
   snprintf(path, sizeof path, "/proc/self/task/%d/children", tid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
+  if (!read_proc(path, buf, sizeof buf)) return false;
   for (char *p = buf, *end; *p; p = end) {
     long pid = strtol(p, &end, 10);
     if (end == p) break;
-    char st[256];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int cfd = open(path, O_RDONLY | O_CLOEXEC);
-    if (cfd < 0) continue;
-    ssize_t m = read(cfd, st, sizeof st - 1);
-    close(cfd);
-    if (m <= 0) continue;
-    st[m] = '\0';
-    const char *q = strrchr(st, ')');
-    if (q && q[1] == ' ' && q[2] != 'Z' && q[2] != 'X') return true;
+    char s = proc_state(path);
+    if (s && s != 'Z' && s != 'X') return true;
   }
   return false;
 }
