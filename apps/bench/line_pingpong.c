@@ -10,7 +10,7 @@
  * beside an MPI's 0 B latency (docs/performance.md). With --shared both threads use the
  * same K lines (one line bouncing between the cores, as a request's completion word does).
  *
- * usage: line_pingpong [--lines 1,2,3,4] [--cpus 0,1] [--iters N] [--reps R] [--xchg] [--shared]
+ * usage: line_pingpong [--lines 1,2,3,4] [--cpus 0,1|none] [--iters N] [--reps R] [--xchg] [--shared]
  * Output, one line per K: `lines=K xchg=0|1 shared=0|1 ns=… min=… iters=… reps=…`. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -47,6 +47,7 @@ static double now_ns(void) {
 }
 
 static void pin(int cpu) {
+  if (cpu < 0) return; /* --cpus none: the kernel places the threads */
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -88,23 +89,28 @@ static void *echo(void *arg) {
   return NULL;
 }
 
-/* One batch: iters round trips; returns ns per half round trip. */
-static double batch(int lines, int xchg, int shared, const int cpu[2], long iters) {
+/* reps batches of iters round trips with one echo thread (after a warm-up batch); t[r]
+ * gets ns per half round trip of batch r. Short batches and the minimum over many show the
+ * cost on a shared machine: a batch during which neither thread lost its core. */
+static void batches(int lines, int xchg, int shared, const int cpu[2], long iters, int reps, double *t) {
   run *R = aligned_alloc(LINE, sizeof(run));
   memset(R, 0, sizeof *R);
-  R->lines = lines, R->xchg = xchg, R->shared = shared, R->cpu[0] = cpu[0], R->cpu[1] = cpu[1], R->iters = iters;
-  pthread_t t;
-  if (pthread_create(&t, NULL, echo, R)) exit(2);
+  R->lines = lines, R->xchg = xchg, R->shared = shared, R->cpu[0] = cpu[0], R->cpu[1] = cpu[1];
+  R->iters = iters * (reps + 1);
+  pthread_t th;
+  if (pthread_create(&th, NULL, echo, R)) exit(2);
   while (!atomic_load(&R->ready)) __builtin_ia32_pause();
-  double t0 = now_ns();
-  for (long i = 1; i <= iters; i++) {
-    send_msg(R, 0, 2 * (uint64_t)i - 1);
-    recv_msg(R, 0, 2 * (uint64_t)i);
+  long i = 1;
+  for (int r = -1; r < reps; r++) {
+    double t0 = now_ns();
+    for (long end = i + iters; i < end; i++) {
+      send_msg(R, 0, 2 * (uint64_t)i - 1);
+      recv_msg(R, 0, 2 * (uint64_t)i);
+    }
+    if (r >= 0) t[r] = (now_ns() - t0) / iters / 2;
   }
-  double t1 = now_ns();
-  pthread_join(t, NULL);
+  pthread_join(th, NULL);
   free(R);
-  return (t1 - t0) / iters / 2;
 }
 
 static int cmp(const void *a, const void *b) {
@@ -114,22 +120,23 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   char lines_list[64] = "1,2,3,4";
-  int cpu[2] = {0, 1}, reps = 11, xchg = 0, shared = 0;
-  long iters = 200000;
+  int cpu[2] = {0, 1}, reps = 1001, xchg = 0, shared = 0;
+  long iters = 200;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--lines") && i + 1 < argc) snprintf(lines_list, sizeof lines_list, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-      if (sscanf(argv[++i], "%d,%d", &cpu[0], &cpu[1]) != 2) return 2;
+      if (!strcmp(argv[++i], "none")) cpu[0] = cpu[1] = -1;
+      else if (sscanf(argv[i], "%d,%d", &cpu[0], &cpu[1]) != 2) return 2;
     } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atol(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--xchg")) xchg = 1;
     else if (!strcmp(argv[i], "--shared")) shared = 1;
     else {
-      fprintf(stderr, "usage: %s [--lines 1,2,3,4] [--cpus 0,1] [--iters N] [--reps R] [--xchg] [--shared]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--lines 1,2,3,4] [--cpus 0,1|none] [--iters N] [--reps R] [--xchg] [--shared]\n", argv[0]);
       return 2;
     }
   }
-  if (iters < 1 || reps < 1 || reps > 1000) return 2;
+  if (iters < 1 || reps < 1 || reps > 100000) return 2;
   pin(cpu[0]);
   double *t = malloc(sizeof(double) * reps);
   for (char *p = strtok(lines_list, ","); p; p = strtok(NULL, ",")) {
@@ -138,8 +145,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "line_pingpong: --lines between 1 and %d\n", MAX_LINES);
       return 2;
     }
-    batch(k, xchg, shared, cpu, iters / 10 + 1); /* warm-up */
-    for (int r = 0; r < reps; r++) t[r] = batch(k, xchg, shared, cpu, iters);
+    batches(k, xchg, shared, cpu, iters, reps, t);
     qsort(t, reps, sizeof *t, cmp);
     printf("lines=%d xchg=%d shared=%d ns=%.1f min=%.1f iters=%ld reps=%d\n", k, xchg, shared, t[reps / 2], t[0], iters,
            reps);

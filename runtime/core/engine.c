@@ -12,6 +12,9 @@
 #include "core.h"
 #include "engine.h"
 
+/* What a sender reads from and writes into a posted receive is one line (core.h). */
+_Static_assert(offsetof(skn_req, bytes) + sizeof(size_t) <= SKN_CACHELINE, "skn_req: the sender's side is one line");
+
 /* ------------------------------------------------------------------ transports' side */
 
 /* The rendezvous half of skn_dev_deliver (engine.h): the transport moves the data; a

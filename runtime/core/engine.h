@@ -45,39 +45,45 @@ static inline bool envelope_buffered(const skn_req *env) {
 /* The earliest posted receive, `solo` (core.h: skn_mq). Only a holder of mq->lock puts a
  * receive there, and only into an empty queue (solo NULL, posted empty): later receives go
  * to `posted`, so solo is always the first to match. An arrival claims what solo holds by
- * swapping it for SKN_MQ_BUSY, which stops the receive from being reposted meanwhile
- * (the rank's recv_req is reused receive after receive: checking first and claiming after
- * could take a reposted receive for another tag); it then checks the envelope and either
+ * swapping it for SKN_MQ_BUSY before it reads the receive: the receive cannot then be
+ * matched, withdrawn or reposted under it (the rank's recv_req is reused receive after
+ * receive, so a check made before claiming could be about an earlier one). It then either
  * empties the slot (matched) or puts the receive back. Code under the lock that must know
- * what solo holds waits out SKN_MQ_BUSY (a few instructions of another thread). */
-static inline skn_req *solo_settled(skn_mq *mq) {
-  skn_req *s;
-  while ((s = atomic_load_explicit(&mq->solo, memory_order_acquire)) == SKN_MQ_BUSY) skn_cpu_relax();
-  return s;
-}
-
-/* Without the lock: the receive in solo if it matches, taken out; else NULL. */
-static inline skn_req *take_solo(skn_mq *mq, int ctx, int src, int tag) {
+ * what solo holds waits out SKN_MQ_BUSY (a few instructions of another thread).
+ *
+ * Returns the receive in solo if it matches, taken out; else NULL. Without the lock
+ * (locked false) it gives up when another arrival holds the slot; under it, it waits. */
+static inline skn_req *take_solo(skn_mq *mq, int ctx, int src, int tag, bool locked) {
   skn_req *r = atomic_load_explicit(&mq->solo, memory_order_relaxed);
-  if ((uintptr_t)r <= (uintptr_t)SKN_MQ_BUSY ||
-      !atomic_compare_exchange_strong_explicit(&mq->solo, &r, SKN_MQ_BUSY, memory_order_acquire, memory_order_relaxed))
-    return NULL;
+  for (;;) {
+    if (r == SKN_MQ_BUSY && locked) {
+      skn_cpu_relax();
+      r = atomic_load_explicit(&mq->solo, memory_order_relaxed);
+      continue;
+    }
+    if ((uintptr_t)r <= (uintptr_t)SKN_MQ_BUSY) return NULL;
+    if (atomic_compare_exchange_weak_explicit(&mq->solo, &r, SKN_MQ_BUSY, memory_order_acquire, memory_order_relaxed))
+      break;
+    if (!locked) return NULL;
+  }
   bool ok = receive_matches(r, ctx, src, tag);
-  if (ok) /* only a BUSY holder writes it */
+  if (ok && !locked) /* only a BUSY holder writes it; the locked path counts in `arrived` */
     atomic_store_explicit(&mq->arrived_solo, atomic_load_explicit(&mq->arrived_solo, memory_order_relaxed) + 1,
                           memory_order_relaxed);
   atomic_store_explicit(&mq->solo, ok ? NULL : r, memory_order_release);
   return ok ? r : NULL;
 }
 
+static inline skn_req *solo_settled(skn_mq *mq) {
+  skn_req *s;
+  while ((s = atomic_load_explicit(&mq->solo, memory_order_acquire)) == SKN_MQ_BUSY) skn_cpu_relax();
+  return s;
+}
+
 /* Unlocked helpers: caller holds mq->lock. */
 static inline skn_req *take_posted(skn_mq *mq, int ctx, int src, int tag) {
-  skn_req *s;
-  while ((s = solo_settled(mq)) && receive_matches(s, ctx, src, tag)) {
-    /* under the lock s cannot be reposted, so its envelope stays the one just read */
-    if (atomic_compare_exchange_strong_explicit(&mq->solo, &s, NULL, memory_order_acquire, memory_order_relaxed))
-      return s;
-  }
+  skn_req *s = take_solo(mq, ctx, src, tag, true);
+  if (s) return s;
   skn_req *prev = NULL;
   for (skn_req *r = mq->posted; r; prev = r, r = r->next) {
     if (receive_matches(r, ctx, src, tag)) {
@@ -138,7 +144,7 @@ static inline skn_req *find_unexpected(skn_mq *mq, int ctx, int src, int tag, bo
  * skn_dev_arrive_queue, which queues it and unlocks. */
 static inline skn_req *skn_dev_arrive_begin(skn_rank *dst, int ctx, int src, int tag) {
   skn_mq *mq = &dst->mq;
-  skn_req *r = take_solo(mq, ctx, src, tag);
+  skn_req *r = take_solo(mq, ctx, src, tag, false);
   if (SKN_LIKELY(r != NULL)) return r;
   skn_spin_lock(&mq->lock);
   mq->arrived++;
