@@ -17,8 +17,14 @@
  * no argument shuffling between the checks and the work). */
 #define SKN_API_HOT static inline __attribute__((always_inline))
 
-/* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
- * calling rank's error handler, and returns what the MPI call must return. */
+/* Where an error associated with no object is raised: a call with no communicator, window
+ * or file argument, or whose communicator or window is not valid. MPI-4.0 (section 2.8,
+ * World Model) says MPI_COMM_SELF; MPI-3.1 said MPI_COMM_WORLD. */
+#define SKN_API_NOOBJ MPI_COMM_SELF
+
+/* Reports an error on `comm` (SKN_API_NOOBJ when comm is not valid; a file handle: that
+ * file's handler, MPI_FILE_NULL's when invalid) through the calling rank's error handler,
+ * and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6), cold));
 

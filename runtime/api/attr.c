@@ -111,7 +111,7 @@ static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int kind, i
 static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_attr_function *copy_fn,
                          MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
   skn_keyval *k = malloc(sizeof *k);
-  if (!k) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!k) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
   skn_rank_lock(me);
   int idx;
@@ -120,7 +120,7 @@ static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_a
   skn_rank_unlock(me);
   if (idx < 0) {
     free(k);
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   *keyval = SKN_KEYVAL_BASE + idx;
   return MPI_SUCCESS;
@@ -135,7 +135,7 @@ static int keyval_free(skn_rank *me, const char *fn, int kind, int *keyval) {
     kv_unref(me, *keyval);
   }
   skn_rank_unlock(me);
-  if (!ok) return keyval_error(me, MPI_COMM_WORLD, fn, kind, *keyval);
+  if (!ok) return keyval_error(me, SKN_API_NOOBJ, fn, kind, *keyval);
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
@@ -374,8 +374,8 @@ static int type_obj(skn_rank *me, const char *fn, MPI_Datatype t, bool create, a
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, create);
   skn_rank_unlock(me);
-  if (create && !m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-  *o = (attr_obj){SKN_KEYVAL_TYPE, t, m ? &m->attrs : NULL, MPI_COMM_WORLD};
+  if (create && !m) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
+  *o = (attr_obj){SKN_KEYVAL_TYPE, t, m ? &m->attrs : NULL, SKN_API_NOOBJ};
   return MPI_SUCCESS;
 }
 
@@ -466,7 +466,7 @@ static int impl_Win_free_keyval(skn_rank *me, const char *fn, int *keyval) {
 static int win_obj(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval, bool predefined_ok,
                    attr_obj *o) {
   if (predefined_ok && keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL) {
-    *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, MPI_COMM_WORLD};
+    *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, SKN_API_NOOBJ};
     return MPI_SUCCESS;
   }
   skn_rank_lock(me);
@@ -474,7 +474,7 @@ static int win_obj(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, i
   bool ok = k && !k->freed && k->kind == SKN_KEYVAL_WIN;
   skn_rank_unlock(me);
   if (!ok) return skn_api_win_error(me, win, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid window keyval", keyval);
-  *o = (attr_obj){SKN_KEYVAL_WIN, win, &v->attrs, MPI_COMM_WORLD};
+  *o = (attr_obj){SKN_KEYVAL_WIN, win, &v->attrs, SKN_API_NOOBJ};
   return MPI_SUCCESS;
 }
 

@@ -499,10 +499,10 @@ static int impl_Iexscan(skn_rank *me, const char *fn, const void *sbuf, void *rb
   return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, true, comm, req);
 }
 
-/* Not collective: errors go to MPI_COMM_SELF's handler. */
+/* Not collective and associated with no object: errors go to MPI_COMM_SELF (SKN_API_NOOBJ). */
 static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, void *inoutbuf, int count,
                              MPI_Datatype dt, MPI_Op op) {
-  coll_ctx x = {me, skn_api_comm(me, MPI_COMM_SELF), fn, MPI_COMM_SELF};
+  coll_ctx x = {me, skn_api_comm(me, SKN_API_NOOBJ), fn, SKN_API_NOOBJ};
   const skn_dtype *t;
   int rc;
   if ((rc = check_buf(&x, "in", inbuf, count, dt, &t)) || (rc = check_buf(&x, "inout", inoutbuf, count, dt, &t)))
@@ -519,7 +519,7 @@ static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, vo
 }
 
 static int impl_Op_create(skn_rank *me, const char *fn, MPI_User_function *user_fn, int commute, MPI_Op *op) {
-  if (!user_fn) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "user_fn=NULL");
+  if (!user_fn) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "user_fn=NULL");
   skn_rank_lock(me);
   int idx = me->nops;
   for (int i = 0; i < me->nops; i++)
@@ -531,7 +531,7 @@ static int impl_Op_create(skn_rank *me, const char *fn, MPI_User_function *user_
     skn_user_op *n = realloc(me->ops, sizeof *n * (size_t)(me->nops + 1));
     if (!n) {
       skn_rank_unlock(me);
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     me->ops = n;
     me->nops++;
@@ -551,7 +551,7 @@ static skn_user_op *user_op(skn_rank *me, MPI_Op op) {
 
 static int impl_Op_free(skn_rank *me, const char *fn, MPI_Op *op) {
   skn_user_op *u = user_op(me, *op);
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "not a user-defined operation");
+  if (!u) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OP, fn, "not a user-defined operation");
   u->fn = NULL;
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
@@ -564,7 +564,7 @@ static int impl_Op_commutative(skn_rank *me, const char *fn, MPI_Op op, int *com
     return MPI_SUCCESS;
   }
   skn_user_op *u = user_op(me, op);
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "op=%#x", (unsigned)op);
+  if (!u) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OP, fn, "op=%#x", (unsigned)op);
   *commute = u->commute;
   return MPI_SUCCESS;
 }

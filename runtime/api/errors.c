@@ -143,7 +143,7 @@ static int class_of(skn_rank *me, int code) {
 static bool is_class(skn_rank *me, int v) { return (v >= 0 && v <= MPI_ERR_LASTCODE) || (user_index(me, v) >= 0 && class_of(me, v) == v); }
 
 static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
-  if (!out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "output argument NULL");
+  if (!out) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "output argument NULL");
   skn_rank_lock(me);
   skn_user_errors *u = me->uerr;
   if (!u && (u = calloc(1, sizeof *u))) {
@@ -167,7 +167,7 @@ static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
     u->last = v;
   }
   skn_rank_unlock(me);
-  if (!ok) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ok) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   *out = v;
   return MPI_SUCCESS;
 }
@@ -183,18 +183,18 @@ static int impl_Add_error_class(skn_rank *me, const char *fn, int *errorclass) {
 
 static int impl_Add_error_code(skn_rank *me, const char *fn, int errorclass, int *errorcode) {
   if (!is_class(me, errorclass))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
   return add_value(me, fn, errorclass, errorcode);
 }
 
 static int impl_Add_error_string(skn_rank *me, const char *fn, int errorcode, const char *string) {
   int i = user_index(me, errorcode);
   /* predefined codes keep their strings (MPI-3.1 8.5) */
-  if (i < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
+  if (i < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
   if (strnlen(string, MPI_MAX_ERROR_STRING) >= MPI_MAX_ERROR_STRING)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
   char *copy = strdup(string);
-  if (!copy) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!copy) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   skn_rank_lock(me);
   char *old = me->uerr->str[i];
   me->uerr->str[i] = copy;
@@ -235,6 +235,9 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
   _exit(1);
 }
 
+/* MPI_COMM_SELF's view (slot 2, which MPI_Comm_free refuses to free). */
+static skn_comm_view *noobj_view(skn_rank *me) { return skn_rank_comm_slot(me, (unsigned)SKN_API_NOOBJ & 0xffffffu); }
+
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   int h, c = comm;
@@ -242,9 +245,11 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
     h = skn_api_file_errhandler(me, comm, &c);
   } else {
     skn_comm_view *v = skn_api_comm(me, comm);
-    if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
+    if (!v) { /* no valid communicator: raised on MPI_COMM_SELF (SKN_API_NOOBJ) */
+      v = noobj_view(me);
+      c = SKN_API_NOOBJ;
+    }
     h = v->errhandler;
-    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
   }
   va_list ap;
   va_start(ap, fmt);
@@ -256,8 +261,8 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
-  int h = v ? v->errhandler : skn_rank_comm_slot(me, 1)->errhandler;
-  int obj = v ? win : MPI_COMM_WORLD;
+  int h = v ? v->errhandler : noobj_view(me)->errhandler;
+  int obj = v ? win : SKN_API_NOOBJ;
   va_list ap;
   va_start(ap, fmt);
   int rc = report(me, h, &obj, errclass, fn, fmt, ap);
@@ -271,7 +276,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
   skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_class");
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
   }
   *errorclass = class_of(me, errorcode);
   return MPI_SUCCESS;
@@ -282,7 +287,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
   skn_rank *me = skn_rank_self();
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_string");
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
   }
   const char *name, *what = code_string(me, errorcode, &name);
   int n = name ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, what)
@@ -307,7 +312,7 @@ skn_errhandler *skn_api_errhandler(skn_rank *me, MPI_Errhandler h) {
 }
 
 static int create_errhandler(skn_rank *me, const char *fn, MPI_Comm_errhandler_function *f, MPI_Errhandler *errhandler) {
-  if (!f) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function NULL");
+  if (!f) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "function NULL");
   skn_rank_lock(me);
   int idx = me->nerrhs;
   for (int i = 3; i < me->nerrhs; i++)
@@ -321,7 +326,7 @@ static int create_errhandler(skn_rank *me, const char *fn, MPI_Comm_errhandler_f
       skn_errhandler *n = realloc(me->errhs, sizeof *n * (size_t)me->nerrhs * 2);
       if (!n) {
         skn_rank_unlock(me);
-        return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+        return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
       }
       me->errhs = n;
     }
@@ -359,7 +364,7 @@ static int impl_Comm_call_errhandler(skn_rank *me, const char *fn, MPI_Comm comm
 
 static int impl_Errhandler_free(skn_rank *me, const char *fn, MPI_Errhandler *errhandler) {
   if (errh_index(me, *errhandler) < 0)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid error handler");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "invalid error handler");
   /* Predefined handlers are never freed; user handlers stay usable by the communicators
    * that still refer to them, as the standard requires, so only the handle goes away. */
   *errhandler = MPI_ERRHANDLER_NULL;
