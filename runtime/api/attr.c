@@ -86,15 +86,16 @@ static const char *const kind_names[] = {"", "communicator", "datatype", "window
 
 /* Caller holds the rank lock. NULL unless keyval names a live entry (freed or not). */
 static skn_keyval *kv_get(skn_rank *me, int keyval) {
-  if (keyval < SKN_KEYVAL_BASE || keyval - SKN_KEYVAL_BASE >= me->nkeyvals) return NULL;
-  return me->keyvals[keyval - SKN_KEYVAL_BASE];
+  skn_api_rank *api = skn_api_of(me);
+  if (keyval < SKN_KEYVAL_BASE || keyval - SKN_KEYVAL_BASE >= api->nkeyvals) return NULL;
+  return api->keyvals[keyval - SKN_KEYVAL_BASE];
 }
 
 /* Caller holds the rank lock. */
 static void kv_unref(skn_rank *me, int keyval) {
   skn_keyval *k = kv_get(me, keyval);
   if (k && --k->refs == 0) {
-    me->keyvals[keyval - SKN_KEYVAL_BASE] = NULL;
+    skn_api_of(me)->keyvals[keyval - SKN_KEYVAL_BASE] = NULL;
     free(k);
   }
 }
@@ -113,10 +114,11 @@ static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_a
   skn_keyval *k = malloc(sizeof *k);
   if (!k) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->keyvals, me->nkeyvals, 0, idx);
-  if (idx >= 0) me->keyvals[idx] = k;
+  SKN_TABLE_SLOT(api->keyvals, api->nkeyvals, 0, idx);
+  if (idx >= 0) api->keyvals[idx] = k;
   skn_rank_unlock(me);
   if (idx < 0) {
     free(k);
@@ -354,19 +356,20 @@ static int impl_Comm_delete_attr(skn_rank *me, const char *fn, MPI_Comm comm, sk
 /* The rank's metadata of type handle t, created when `create`; NULL if none (or out of
  * memory when creating). Caller holds the rank lock. */
 static skn_type_meta *type_meta(skn_rank *me, MPI_Datatype t, bool create) {
+  skn_api_rank *api = skn_api_of(me);
   int idx = (int)((unsigned)t & 0xffffffu);
-  if (idx >= me->ntmeta) {
+  if (idx >= api->ntmeta) {
     if (!create) return NULL;
-    int n = me->ntmeta ? me->ntmeta : 64;
+    int n = api->ntmeta ? api->ntmeta : 64;
     while (n <= idx) n *= 2;
-    skn_type_meta **grown = realloc(me->tmeta, sizeof *grown * (size_t)n);
+    skn_type_meta **grown = realloc(api->tmeta, sizeof *grown * (size_t)n);
     if (!grown) return NULL;
-    memset(grown + me->ntmeta, 0, sizeof *grown * (size_t)(n - me->ntmeta));
-    me->tmeta = grown;
-    me->ntmeta = n;
+    memset(grown + api->ntmeta, 0, sizeof *grown * (size_t)(n - api->ntmeta));
+    api->tmeta = grown;
+    api->ntmeta = n;
   }
-  if (!me->tmeta[idx] && create) me->tmeta[idx] = calloc(1, sizeof(skn_type_meta));
-  return me->tmeta[idx];
+  if (!api->tmeta[idx] && create) api->tmeta[idx] = calloc(1, sizeof(skn_type_meta));
+  return api->tmeta[idx];
 }
 
 /* t: a valid datatype (the entry point checked it). */
@@ -441,7 +444,7 @@ int skn_type_attrs_free(skn_rank *me, MPI_Datatype t) {
   int rc = skn_attr_delete_all(me, t, &m->attrs);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me); /* the handle may be reused: it starts without a name */
-  me->tmeta[(unsigned)t & 0xffffffu] = NULL;
+  skn_api_of(me)->tmeta[(unsigned)t & 0xffffffu] = NULL;
   skn_rank_unlock(me);
   free(m);
   return MPI_SUCCESS;

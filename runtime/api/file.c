@@ -87,22 +87,24 @@ static const skn_dtype *predef(MPI_Datatype h) { return &skn_dt_predefined[(unsi
 /* ------------------------------------------------------------------ handles and errors */
 
 static skn_file *file_get(skn_rank *me, MPI_File h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_FILE || idx == 0) return NULL;
   skn_rank_lock(me);
-  skn_file *f = idx < (unsigned)me->nfiles ? me->files[idx] : NULL;
+  skn_file *f = idx < (unsigned)api->nfiles ? api->files[idx] : NULL;
   skn_rank_unlock(me);
   return f;
 }
 
 int skn_api_file_errhandler(skn_rank *me, int h, int *h_out) {
+  skn_api_rank *api = skn_api_of(me);
   skn_file *f = file_get(me, h);
   if (f) {
     *h_out = h;
     return f->errh;
   }
   *h_out = MPI_FILE_NULL;
-  return me->file_errh ? me->file_errh : MPI_ERRORS_RETURN;
+  return api->file_errh ? api->file_errh : MPI_ERRORS_RETURN;
 }
 
 static int errno_class(int e) {
@@ -287,7 +289,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
   f->et = f->ft = predef(MPI_BYTE);
   f->rep = REP_NATIVE;
   strcpy(f->repname, "native");
-  f->errh = me->file_errh ? me->file_errh : MPI_ERRORS_RETURN;
+  int errh = skn_api_of(me)->file_errh;
+  f->errh = errh ? errh : MPI_ERRORS_RETURN;
   f->amode = amode;
   hints_default(f);
   hints_apply(f, info);
@@ -350,11 +353,12 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     }
     skn_coll_barrier(NULL, f->c);
   }
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->files, me->nfiles, 1, idx);
-  if (idx == 0) SKN_TABLE_SLOT(me->files, me->nfiles, 1, idx); /* index 0 is MPI_FILE_NULL */
-  if (idx >= 0) me->files[idx] = f;
+  SKN_TABLE_SLOT(api->files, api->nfiles, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(api->files, api->nfiles, 1, idx); /* index 0 is MPI_FILE_NULL */
+  if (idx >= 0) api->files[idx] = f;
   skn_rank_unlock(me);
   if (idx < 0) skn_fatal("rank %d: %s: out of memory for a file handle", me->world_rank, fn);
   *fh = SKN_HANDLE(SKN_KIND_FILE, idx);
@@ -381,17 +385,18 @@ int PMPI_File_close(MPI_File *fh) {
   if (atomic_fetch_sub(&f->sh->refs, 1) == 1) free(f->sh);
   unsigned idx = (unsigned)*fh & 0xffffffu;
   skn_rank_lock(me);
-  me->files[idx] = NULL;
+  skn_api_of(me)->files[idx] = NULL;
   skn_rank_unlock(me);
   int errh = f->errh;
   file_free(me, f);
   *fh = MPI_FILE_NULL;
   if (e) {
     /* the handle is gone: report through the handler the file had */
-    int saved = me->file_errh;
-    me->file_errh = errh;
+    skn_api_rank *api = skn_api_of(me);
+    int saved = api->file_errh;
+    api->file_errh = errh;
     rc = ferr_errno(me, MPI_FILE_NULL, e, fn, "closing the file");
-    me->file_errh = saved;
+    api->file_errh = saved;
     return rc;
   }
   return MPI_SUCCESS;
@@ -1345,9 +1350,10 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler
 SKN_WEAK_ALIAS(File_create_errhandler);
 
 static bool errh_valid(skn_rank *me, MPI_Errhandler h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
-  return ((unsigned)h >> 24) == SKN_KIND_ERRHANDLER && idx > 0 && idx < (unsigned)me->nerrhs &&
-         (idx <= 2 || me->errhs[idx].live);
+  return ((unsigned)h >> 24) == SKN_KIND_ERRHANDLER && idx > 0 && idx < (unsigned)api->nerrhs &&
+         (idx <= 2 || api->errhs[idx].live);
 }
 
 int PMPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler) {
@@ -1358,7 +1364,7 @@ int PMPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler) {
   if (!errh_valid(me, errhandler))
     return skn_api_error(me, fh, MPI_ERR_ARG, fn, "errhandler=%#x", (unsigned)errhandler);
   if (f) f->errh = errhandler;
-  else me->file_errh = errhandler;
+  else skn_api_of(me)->file_errh = errhandler;
   return MPI_SUCCESS;
 }
 SKN_WEAK_ALIAS(File_set_errhandler);

@@ -8,21 +8,23 @@ static skn_group empty_group = {0, NULL};
 
 /* Makes sure handles 0 (null) and 1 (empty) exist. Caller holds the rank lock. */
 static bool ensure_table(skn_rank *me) {
-  if (me->ngroups >= 2) return true;
+  skn_api_rank *api = skn_api_of(me);
+  if (api->ngroups >= 2) return true;
   skn_group **t = calloc(8, sizeof *t);
   if (!t) return false;
   t[1] = &empty_group;
-  me->groups = t;
-  me->ngroups = 2;
+  api->groups = t;
+  api->ngroups = 2;
   return true;
 }
 
 const skn_group *skn_api_group(skn_rank *me, MPI_Group h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_GROUP) return NULL;
   if (idx == 1) return &empty_group;
   skn_rank_lock(me);
-  const skn_group *g = idx < (unsigned)me->ngroups ? me->groups[idx] : NULL;
+  const skn_group *g = idx < (unsigned)api->ngroups ? api->groups[idx] : NULL;
   skn_rank_unlock(me);
   return g;
 }
@@ -38,6 +40,7 @@ static int nomem(skn_rank *me, const char *fn) {
 /* Takes ownership of wranks (n entries) and stores a new group in *out. An empty result
  * is MPI_GROUP_EMPTY, as in other MPIs. */
 static int group_new(skn_rank *me, const char *fn, int n, int *wranks, MPI_Group *out) {
+  skn_api_rank *api = skn_api_of(me);
   if (n == 0) {
     free(wranks);
     *out = MPI_GROUP_EMPTY;
@@ -52,8 +55,8 @@ static int group_new(skn_rank *me, const char *fn, int n, int *wranks, MPI_Group
   g->wranks = wranks;
   skn_rank_lock(me);
   int idx = -1;
-  if (ensure_table(me)) SKN_TABLE_SLOT(me->groups, me->ngroups, 2, idx);
-  if (idx >= 0) me->groups[idx] = g;
+  if (ensure_table(me)) SKN_TABLE_SLOT(api->groups, api->ngroups, 2, idx);
+  if (idx >= 0) api->groups[idx] = g;
   skn_rank_unlock(me);
   if (idx < 0) {
     free(wranks);
@@ -311,6 +314,7 @@ static int impl_Group_range_excl(skn_rank *me, const char *fn, MPI_Group group, 
 }
 
 static int impl_Group_free(skn_rank *me, const char *fn, MPI_Group *group) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)*group & 0xffffffu;
   if (*group == MPI_GROUP_EMPTY) { /* predefined: the handle goes, the group stays (as in MPICH) */
     *group = MPI_GROUP_NULL;
@@ -318,9 +322,9 @@ static int impl_Group_free(skn_rank *me, const char *fn, MPI_Group *group) {
   }
   skn_group *g = NULL;
   skn_rank_lock(me);
-  if (((unsigned)*group >> 24) == SKN_KIND_GROUP && idx >= 2 && idx < (unsigned)me->ngroups) {
-    g = me->groups[idx];
-    me->groups[idx] = NULL;
+  if (((unsigned)*group >> 24) == SKN_KIND_GROUP && idx >= 2 && idx < (unsigned)api->ngroups) {
+    g = api->groups[idx];
+    api->groups[idx] = NULL;
   }
   skn_rank_unlock(me);
   if (!g) return group_error(me, fn, *group, "group");

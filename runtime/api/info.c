@@ -9,11 +9,12 @@
 static const skn_info *info_env(void);
 
 static skn_info *info_get(skn_rank *me, MPI_Info h) {
+  skn_api_rank *api = skn_api_of(me);
   if (h == MPI_INFO_ENV) return (skn_info *)info_env(); /* read-only: the setters refuse it */
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_INFO || idx == 0) return NULL;
   skn_rank_lock(me);
-  skn_info *i = idx < (unsigned)me->ninfos ? me->infos[idx] : NULL;
+  skn_info *i = idx < (unsigned)api->ninfos ? api->infos[idx] : NULL;
   skn_rank_unlock(me);
   return i;
 }
@@ -54,11 +55,12 @@ static void info_free(skn_info *i) {
 
 /* Stores i in the rank's table; frees it on failure. */
 static int info_add(skn_rank *me, const char *fn, skn_info *i, MPI_Info *out) {
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx);
-  if (idx == 0) SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx); /* index 0 is MPI_INFO_NULL */
-  if (idx >= 0) me->infos[idx] = i;
+  SKN_TABLE_SLOT(api->infos, api->ninfos, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(api->infos, api->ninfos, 1, idx); /* index 0 is MPI_INFO_NULL */
+  if (idx >= 0) api->infos[idx] = i;
   skn_rank_unlock(me);
   if (idx < 0) {
     info_free(i);
@@ -184,12 +186,13 @@ static int impl_Info_dup(skn_rank *me, const char *fn, MPI_Info info, skn_info *
 }
 
 static int impl_Info_free(skn_rank *me, const char *fn, MPI_Info *info) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)*info & 0xffffffu;
   skn_info *i = NULL;
   skn_rank_lock(me);
-  if (((unsigned)*info >> 24) == SKN_KIND_INFO && idx > 0 && idx < (unsigned)me->ninfos) {
-    i = me->infos[idx];
-    me->infos[idx] = NULL;
+  if (((unsigned)*info >> 24) == SKN_KIND_INFO && idx > 0 && idx < (unsigned)api->ninfos) {
+    i = api->infos[idx];
+    api->infos[idx] = NULL;
   }
   skn_rank_unlock(me);
   if (!i) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)*info);
