@@ -7,6 +7,53 @@
 
 #include "core/core.h"
 
+/* The MPI layer's own per-rank state: its tables by handle. skn_rank holds only a pointer
+ * to it (core never sees the layout); skn_api_of creates it on the rank's first call that
+ * needs it, which may come before MPI_Init (the Info functions). Like the rank, it lives
+ * until the process ends. */
+typedef struct skn_errhandler {
+  bool live;
+  MPI_Comm_errhandler_function *fn;
+} skn_errhandler;
+typedef struct skn_user_op {
+  MPI_User_function *fn; /* NULL: free slot */
+  bool commute;
+} skn_user_op;
+typedef struct skn_api_rank {
+  /* error handlers by handle index (1, 2: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN), and the
+   * error classes and codes added by MPI_Add_error_class/code, NULL: none (errors.c) */
+  skn_errhandler *errhs;
+  int nerrhs;
+  struct skn_user_errors *uerr;
+  /* names and cached attributes of datatypes, by handle index, created on first use (attr.c) */
+  struct skn_type_meta **tmeta;
+  int ntmeta;
+  /* groups, attribute keys and info objects, by handle (group.c, attr.c, info.c) */
+  struct skn_group **groups;
+  int ngroups;
+  struct skn_keyval **keyvals;
+  int nkeyvals;
+  struct skn_info **infos;
+  int ninfos;
+  /* windows, by handle (win.c); index 0 is MPI_WIN_NULL */
+  struct skn_win_view **wins;
+  int nwins;
+  /* user reduction operations, indexed by handle - SKN_OP_PREDEFINED_COUNT (coll.c) */
+  skn_user_op *ops;
+  int nops;
+  /* MPI-IO: open files by handle index (file.c), and the error handler MPI_FILE_NULL
+   * holds, given to files opened next (0: MPI_ERRORS_RETURN) */
+  struct skn_file **files;
+  int nfiles;
+  int file_errh;
+} skn_api_rank;
+
+SKN_INTERNAL skn_api_rank *skn_api_rank_new(skn_rank *me);
+static inline skn_api_rank *skn_api_of(skn_rank *me) {
+  skn_api_rank *a = __atomic_load_n(&me->api, __ATOMIC_ACQUIRE); /* another thread of the rank may create it */
+  return SKN_LIKELY(a != NULL) ? a : skn_api_rank_new(me);
+}
+
 /* MPI_X is a weak alias of PMPI_X so that profiling tools can wrap MPI_X. */
 #define SKN_WEAK_ALIAS(name) \
   extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
@@ -17,8 +64,14 @@
  * no argument shuffling between the checks and the work). */
 #define SKN_API_HOT static inline __attribute__((always_inline))
 
-/* Reports an error on `comm` (or MPI_COMM_WORLD when comm is not valid) through the
- * calling rank's error handler, and returns what the MPI call must return. */
+/* Where an error associated with no object is raised: a call with no communicator, window
+ * or file argument, or whose communicator or window is not valid. MPI-4.0 (section 2.8,
+ * World Model) says MPI_COMM_SELF; MPI-3.1 said MPI_COMM_WORLD. */
+#define SKN_API_NOOBJ MPI_COMM_SELF
+
+/* Reports an error on `comm` (SKN_API_NOOBJ when comm is not valid; a file handle: that
+ * file's handler, MPI_FILE_NULL's when invalid) through the calling rank's error handler,
+ * and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6), cold));
 
@@ -39,8 +92,7 @@ static inline skn_rank *skn_api_self(const char *fn) {
 SKN_INTERNAL skn_rank *skn_api_self_any_slow(const char *fn);
 static inline skn_rank *skn_api_self_any(const char *fn) {
   skn_rank *me = skn_rank_self();
-  return SKN_LIKELY(me != NULL && !__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED)) ? me
-                                                                                      : skn_api_self_any_slow(fn);
+  return SKN_LIKELY(me != NULL && !skn_rank_libc_held(me)) ? me : skn_api_self_any_slow(fn);
 }
 
 /* Handle checks are one unsigned compare each: h minus its kind's base is below the

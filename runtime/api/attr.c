@@ -86,15 +86,16 @@ static const char *const kind_names[] = {"", "communicator", "datatype", "window
 
 /* Caller holds the rank lock. NULL unless keyval names a live entry (freed or not). */
 static skn_keyval *kv_get(skn_rank *me, int keyval) {
-  if (keyval < SKN_KEYVAL_BASE || keyval - SKN_KEYVAL_BASE >= me->nkeyvals) return NULL;
-  return me->keyvals[keyval - SKN_KEYVAL_BASE];
+  skn_api_rank *api = skn_api_of(me);
+  if (keyval < SKN_KEYVAL_BASE || keyval - SKN_KEYVAL_BASE >= api->nkeyvals) return NULL;
+  return api->keyvals[keyval - SKN_KEYVAL_BASE];
 }
 
 /* Caller holds the rank lock. */
 static void kv_unref(skn_rank *me, int keyval) {
   skn_keyval *k = kv_get(me, keyval);
   if (k && --k->refs == 0) {
-    me->keyvals[keyval - SKN_KEYVAL_BASE] = NULL;
+    skn_api_of(me)->keyvals[keyval - SKN_KEYVAL_BASE] = NULL;
     free(k);
   }
 }
@@ -111,16 +112,17 @@ static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int kind, i
 static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_attr_function *copy_fn,
                          MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
   skn_keyval *k = malloc(sizeof *k);
-  if (!k) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!k) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->keyvals, me->nkeyvals, 0, idx);
-  if (idx >= 0) me->keyvals[idx] = k;
+  SKN_TABLE_SLOT(api->keyvals, api->nkeyvals, 0, idx);
+  if (idx >= 0) api->keyvals[idx] = k;
   skn_rank_unlock(me);
   if (idx < 0) {
     free(k);
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   *keyval = SKN_KEYVAL_BASE + idx;
   return MPI_SUCCESS;
@@ -135,7 +137,7 @@ static int keyval_free(skn_rank *me, const char *fn, int kind, int *keyval) {
     kv_unref(me, *keyval);
   }
   skn_rank_unlock(me);
-  if (!ok) return keyval_error(me, MPI_COMM_WORLD, fn, kind, *keyval);
+  if (!ok) return keyval_error(me, SKN_API_NOOBJ, fn, kind, *keyval);
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
@@ -354,19 +356,20 @@ static int impl_Comm_delete_attr(skn_rank *me, const char *fn, MPI_Comm comm, sk
 /* The rank's metadata of type handle t, created when `create`; NULL if none (or out of
  * memory when creating). Caller holds the rank lock. */
 static skn_type_meta *type_meta(skn_rank *me, MPI_Datatype t, bool create) {
+  skn_api_rank *api = skn_api_of(me);
   int idx = (int)((unsigned)t & 0xffffffu);
-  if (idx >= me->ntmeta) {
+  if (idx >= api->ntmeta) {
     if (!create) return NULL;
-    int n = me->ntmeta ? me->ntmeta : 64;
+    int n = api->ntmeta ? api->ntmeta : 64;
     while (n <= idx) n *= 2;
-    skn_type_meta **grown = realloc(me->tmeta, sizeof *grown * (size_t)n);
+    skn_type_meta **grown = realloc(api->tmeta, sizeof *grown * (size_t)n);
     if (!grown) return NULL;
-    memset(grown + me->ntmeta, 0, sizeof *grown * (size_t)(n - me->ntmeta));
-    me->tmeta = grown;
-    me->ntmeta = n;
+    memset(grown + api->ntmeta, 0, sizeof *grown * (size_t)(n - api->ntmeta));
+    api->tmeta = grown;
+    api->ntmeta = n;
   }
-  if (!me->tmeta[idx] && create) me->tmeta[idx] = calloc(1, sizeof(skn_type_meta));
-  return me->tmeta[idx];
+  if (!api->tmeta[idx] && create) api->tmeta[idx] = calloc(1, sizeof(skn_type_meta));
+  return api->tmeta[idx];
 }
 
 /* t: a valid datatype (the entry point checked it). */
@@ -374,8 +377,8 @@ static int type_obj(skn_rank *me, const char *fn, MPI_Datatype t, bool create, a
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, create);
   skn_rank_unlock(me);
-  if (create && !m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-  *o = (attr_obj){SKN_KEYVAL_TYPE, t, m ? &m->attrs : NULL, MPI_COMM_WORLD};
+  if (create && !m) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
+  *o = (attr_obj){SKN_KEYVAL_TYPE, t, m ? &m->attrs : NULL, SKN_API_NOOBJ};
   return MPI_SUCCESS;
 }
 
@@ -441,7 +444,7 @@ int skn_type_attrs_free(skn_rank *me, MPI_Datatype t) {
   int rc = skn_attr_delete_all(me, t, &m->attrs);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me); /* the handle may be reused: it starts without a name */
-  me->tmeta[(unsigned)t & 0xffffffu] = NULL;
+  skn_api_of(me)->tmeta[(unsigned)t & 0xffffffu] = NULL;
   skn_rank_unlock(me);
   free(m);
   return MPI_SUCCESS;
@@ -466,7 +469,7 @@ static int impl_Win_free_keyval(skn_rank *me, const char *fn, int *keyval) {
 static int win_obj(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int keyval, bool predefined_ok,
                    attr_obj *o) {
   if (predefined_ok && keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL) {
-    *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, MPI_COMM_WORLD};
+    *o = (attr_obj){SKN_KEYVAL_WIN, win, NULL, SKN_API_NOOBJ};
     return MPI_SUCCESS;
   }
   skn_rank_lock(me);
@@ -474,7 +477,7 @@ static int win_obj(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, i
   bool ok = k && !k->freed && k->kind == SKN_KEYVAL_WIN;
   skn_rank_unlock(me);
   if (!ok) return skn_api_win_error(me, win, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid window keyval", keyval);
-  *o = (attr_obj){SKN_KEYVAL_WIN, win, &v->attrs, MPI_COMM_WORLD};
+  *o = (attr_obj){SKN_KEYVAL_WIN, win, &v->attrs, SKN_API_NOOBJ};
   return MPI_SUCCESS;
 }
 

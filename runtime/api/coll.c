@@ -352,6 +352,7 @@ static int impl_Ialltoallw(skn_rank *me, const char *fn, const void *sbuf, const
 /* ------------------------------------------------------------------ operations */
 
 static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t, skn_coll_args *a) {
+  skn_api_rank *api = skn_api_of(x->me);
   unsigned idx = (unsigned)op & 0xffffffu;
   if (((unsigned)op >> 24) != SKN_KIND_OP || idx == 0)
     return skn_api_error(x->me, x->comm, MPI_ERR_OP, x->fn, "op=%#x", (unsigned)op);
@@ -367,10 +368,10 @@ static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t
     return MPI_SUCCESS;
   }
   idx -= SKN_OP_PREDEFINED_COUNT;
-  if (idx >= (unsigned)x->me->nops || !x->me->ops[idx].fn)
+  if (idx >= (unsigned)api->nops || !api->ops[idx].fn)
     return skn_api_error(x->me, x->comm, MPI_ERR_OP, x->fn, "op=%#x is not a valid operation", (unsigned)op);
-  a->user_fn = (void (*)(void *, void *, int *, int *))x->me->ops[idx].fn;
-  a->noncommute = !x->me->ops[idx].commute;
+  a->user_fn = (void (*)(void *, void *, int *, int *))api->ops[idx].fn;
+  a->noncommute = !api->ops[idx].commute;
   return MPI_SUCCESS;
 }
 
@@ -499,10 +500,10 @@ static int impl_Iexscan(skn_rank *me, const char *fn, const void *sbuf, void *rb
   return scan_common(me, v, fn, sbuf, rbuf, count, dt, op, true, comm, req);
 }
 
-/* Not collective: errors go to MPI_COMM_SELF's handler. */
+/* Not collective and associated with no object: errors go to MPI_COMM_SELF (SKN_API_NOOBJ). */
 static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, void *inoutbuf, int count,
                              MPI_Datatype dt, MPI_Op op) {
-  coll_ctx x = {me, skn_api_comm(me, MPI_COMM_SELF), fn, MPI_COMM_SELF};
+  coll_ctx x = {me, skn_api_comm(me, SKN_API_NOOBJ), fn, SKN_API_NOOBJ};
   const skn_dtype *t;
   int rc;
   if ((rc = check_buf(&x, "in", inbuf, count, dt, &t)) || (rc = check_buf(&x, "inout", inoutbuf, count, dt, &t)))
@@ -519,39 +520,41 @@ static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, vo
 }
 
 static int impl_Op_create(skn_rank *me, const char *fn, MPI_User_function *user_fn, int commute, MPI_Op *op) {
-  if (!user_fn) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "user_fn=NULL");
+  skn_api_rank *api = skn_api_of(me);
+  if (!user_fn) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "user_fn=NULL");
   skn_rank_lock(me);
-  int idx = me->nops;
-  for (int i = 0; i < me->nops; i++)
-    if (!me->ops[i].fn) {
+  int idx = api->nops;
+  for (int i = 0; i < api->nops; i++)
+    if (!api->ops[i].fn) {
       idx = i;
       break;
     }
-  if (idx == me->nops) {
-    skn_user_op *n = realloc(me->ops, sizeof *n * (size_t)(me->nops + 1));
+  if (idx == api->nops) {
+    skn_user_op *n = realloc(api->ops, sizeof *n * (size_t)(api->nops + 1));
     if (!n) {
       skn_rank_unlock(me);
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    me->ops = n;
-    me->nops++;
+    api->ops = n;
+    api->nops++;
   }
-  me->ops[idx] = (skn_user_op){user_fn, commute != 0};
+  api->ops[idx] = (skn_user_op){user_fn, commute != 0};
   skn_rank_unlock(me);
   *op = SKN_HANDLE(SKN_KIND_OP, SKN_OP_PREDEFINED_COUNT + idx);
   return MPI_SUCCESS;
 }
 
 static skn_user_op *user_op(skn_rank *me, MPI_Op op) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)op & 0xffffffu;
   if (((unsigned)op >> 24) != SKN_KIND_OP || idx < SKN_OP_PREDEFINED_COUNT) return NULL;
   idx -= SKN_OP_PREDEFINED_COUNT;
-  return idx < (unsigned)me->nops && me->ops[idx].fn ? &me->ops[idx] : NULL;
+  return idx < (unsigned)api->nops && api->ops[idx].fn ? &api->ops[idx] : NULL;
 }
 
 static int impl_Op_free(skn_rank *me, const char *fn, MPI_Op *op) {
   skn_user_op *u = user_op(me, *op);
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "not a user-defined operation");
+  if (!u) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OP, fn, "not a user-defined operation");
   u->fn = NULL;
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
@@ -564,7 +567,7 @@ static int impl_Op_commutative(skn_rank *me, const char *fn, MPI_Op op, int *com
     return MPI_SUCCESS;
   }
   skn_user_op *u = user_op(me, op);
-  if (!u) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "op=%#x", (unsigned)op);
+  if (!u) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OP, fn, "op=%#x", (unsigned)op);
   *commute = u->commute;
   return MPI_SUCCESS;
 }

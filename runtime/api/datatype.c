@@ -1,6 +1,6 @@
 /* Derived datatypes: constructors, commit/free, queries, pack/unpack (issue 3).
  * Argument checks and handles here; building, flattening, copying and lifetime are the
- * core's (core/datatype_engine.c). Errors not tied to a communicator go to MPI_COMM_WORLD's
+ * core's (core/datatype_engine.c). Errors not tied to a communicator go to MPI_COMM_SELF's
  * handler. A derived type lives in the calling rank's table; a handle is
  * SKN_HANDLE(SKN_KIND_DATATYPE, SKN_DT_PREDEFINED_COUNT + slot). */
 #include <limits.h>
@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "objects.h"
-
-#define WORLD MPI_COMM_WORLD
 
 static inline int dt_slot(int h) {
   unsigned idx = (unsigned)h & 0xffffffu;
@@ -53,16 +51,16 @@ static int new_handle(skn_rank *me, skn_dtype *t) {
 }
 
 static int type_error(skn_rank *me, const char *fn, const char *what, MPI_Datatype dt) {
-  return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "%s=%#x is not a valid datatype", what, (unsigned)dt);
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "%s=%#x is not a valid datatype", what, (unsigned)dt);
 }
 
 /* Builds a derived type from checked arguments and returns its handle in *newtype. */
 static int make_type(skn_rank *me, const char *fn, int combiner, int ni, const int *ints, int na,
                      const MPI_Aint *aints, int nd, const MPI_Datatype *types, MPI_Datatype *newtype) {
-  if (!newtype) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "newtype=NULL");
+  if (!newtype) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "newtype=NULL");
   const skn_dtype *small[8], **kids = small;
   if (nd > 8 && !(kids = malloc((size_t)nd * sizeof *kids)))
-    return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   int rc = MPI_SUCCESS;
   skn_rank_lock(me);
   skn_dt_collect(me);
@@ -70,7 +68,7 @@ static int make_type(skn_rank *me, const char *fn, int combiner, int ni, const i
     kids[i] = dt_any(me, types[i]);
     if (!kids[i]) {
       skn_rank_unlock(me);
-      rc = nd > 1 ? skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "array_of_types[%d]=%#x is not a valid datatype",
+      rc = nd > 1 ? skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "array_of_types[%d]=%#x is not a valid datatype",
                                   i, (unsigned)types[i])
                   : type_error(me, fn, "oldtype", types[i]);
       skn_rank_lock(me);
@@ -84,8 +82,8 @@ static int make_type(skn_rank *me, const char *fn, int combiner, int ni, const i
       if (t) skn_dt_release(me, t);
       skn_rank_unlock(me);
       rc = err == SKN_ERR_TRUNCATE
-               ? skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "the type's size or extent overflows MPI_Aint")
-               : skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory for a datatype");
+               ? skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "the type's size or extent overflows MPI_Aint")
+               : skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory for a datatype");
       skn_rank_lock(me);
     } else {
       *newtype = dt_handle(slot);
@@ -106,7 +104,7 @@ static int make_type(skn_rank *me, const char *fn, int combiner, int ni, const i
 static int check_blocklengths(skn_rank *me, const char *fn, int count, const int *bl) {
   for (int i = 0; i < count; i++)
     if (bl[i] < 0)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_blocklengths[%d]=%d", i, bl[i]);
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_blocklengths[%d]=%d", i, bl[i]);
   return MPI_SUCCESS;
 }
 
@@ -117,14 +115,14 @@ static int impl_Type_contiguous(skn_rank *me, const char *fn, int count, MPI_Dat
 
 static int impl_Type_vector(skn_rank *me, const char *fn, int count, int blocklength, int stride, MPI_Datatype oldtype,
                             const skn_dtype *old, MPI_Datatype *newtype) {
-  if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
+  if (blocklength < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int ints[3] = {count, blocklength, stride};
   return make_type(me, fn, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &oldtype, newtype);
 }
 
 static int impl_Type_create_hvector(skn_rank *me, const char *fn, int count, int blocklength, MPI_Aint stride,
                                     MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
-  if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
+  if (blocklength < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int ints[2] = {count, blocklength};
   return make_type(me, fn, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &oldtype, newtype);
 }
@@ -148,7 +146,7 @@ static int impl_Type_indexed(skn_rank *me, const char *fn, int count, const int 
   int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, array_of_displacements);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_INDEXED, 1 + 2 * count, ints, 0, NULL, 1, &oldtype, newtype);
   free(ints);
   return rc;
@@ -160,7 +158,7 @@ static int impl_Type_create_hindexed(skn_rank *me, const char *fn, int count, co
   int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, NULL);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_HINDEXED, 1 + count, ints, count, array_of_displacements, 1, &oldtype,
                  newtype);
   free(ints);
@@ -170,9 +168,9 @@ static int impl_Type_create_hindexed(skn_rank *me, const char *fn, int count, co
 static int impl_Type_create_indexed_block(skn_rank *me, const char *fn, int count, int blocklength,
                                           const int array_of_displacements[], MPI_Datatype oldtype, const skn_dtype *old,
                                           MPI_Datatype *newtype) {
-  if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
+  if (blocklength < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int *ints = pack_ints(count, blocklength, true, count, array_of_displacements, NULL);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   int rc = make_type(me, fn, MPI_COMBINER_INDEXED_BLOCK, 2 + count, ints, 0, NULL, 1, &oldtype, newtype);
   free(ints);
   return rc;
@@ -181,7 +179,7 @@ static int impl_Type_create_indexed_block(skn_rank *me, const char *fn, int coun
 static int impl_Type_create_hindexed_block(skn_rank *me, const char *fn, int count, int blocklength,
                                            const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                            const skn_dtype *old, MPI_Datatype *newtype) {
-  if (blocklength < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
+  if (blocklength < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "blocklength=%d", blocklength);
   int ints[2] = {count, blocklength};
   return make_type(me, fn, MPI_COMBINER_HINDEXED_BLOCK, 2, ints, count, array_of_displacements, 1, &oldtype,
                    newtype);
@@ -193,7 +191,7 @@ static int impl_Type_create_struct(skn_rank *me, const char *fn, int count, cons
   int rc = check_blocklengths(me, fn, count, array_of_blocklengths);
   if (rc) return rc;
   int *ints = pack_ints(count, 0, false, count, array_of_blocklengths, NULL);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   rc = make_type(me, fn, MPI_COMBINER_STRUCT, 1 + count, ints, count, array_of_displacements, count,
                  array_of_types, newtype);
   free(ints);
@@ -202,26 +200,26 @@ static int impl_Type_create_struct(skn_rank *me, const char *fn, int count, cons
 
 static int check_order(skn_rank *me, const char *fn, int order) {
   if (order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN) return MPI_SUCCESS;
-  return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "order=%d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "order=%d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
 }
 
 static int impl_Type_create_subarray(skn_rank *me, const char *fn, int ndims, const int array_of_sizes[],
                                      const int array_of_subsizes[], const int array_of_starts[], int order,
                                      MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
-  if (ndims <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
+  if (ndims <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "ndims=%d", ndims);
   for (int i = 0; i < ndims; i++) {
     int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
-    if (sz <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_sizes[%d]=%d", i, sz);
+    if (sz <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_sizes[%d]=%d", i, sz);
     if (sub <= 0 || sub > sz)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_subsizes[%d]=%d (size %d)", i, sub, sz);
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_subsizes[%d]=%d (size %d)", i, sub, sz);
     if (st < 0 || st > sz - sub)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_starts[%d]=%d (size %d, subsize %d)", i, st, sz,
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_starts[%d]=%d (size %d, subsize %d)", i, st, sz,
                            sub);
   }
   int rc = check_order(me, fn, order);
   if (rc) return rc;
   int *ints = malloc((size_t)(3 * ndims + 2) * sizeof *ints);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   ints[0] = ndims;
   memcpy(ints + 1, array_of_sizes, (size_t)ndims * sizeof *ints);
   memcpy(ints + 1 + ndims, array_of_subsizes, (size_t)ndims * sizeof *ints);
@@ -236,33 +234,33 @@ static int impl_Type_create_darray(skn_rank *me, const char *fn, int size, int r
                                    const int array_of_gsizes[], const int array_of_distribs[],
                                    const int array_of_dargs[], const int array_of_psizes[], int order,
                                    MPI_Datatype oldtype, const skn_dtype *old, MPI_Datatype *newtype) {
-  if (size <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "size=%d", size);
-  if (rank < 0 || rank >= size) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "rank=%d (size %d)", rank, size);
-  if (ndims <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
+  if (size <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "size=%d", size);
+  if (rank < 0 || rank >= size) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "rank=%d (size %d)", rank, size);
+  if (ndims <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "ndims=%d", ndims);
   long long procs = 1;
   for (int i = 0; i < ndims; i++) {
     int g = array_of_gsizes[i], d = array_of_distribs[i], a = array_of_dargs[i], p = array_of_psizes[i];
-    if (g <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_gsizes[%d]=%d", i, g);
-    if (p <= 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_psizes[%d]=%d", i, p);
+    if (g <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_gsizes[%d]=%d", i, g);
+    if (p <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_psizes[%d]=%d", i, p);
     procs *= p;
     if (procs > size) break;
     if (d != MPI_DISTRIBUTE_BLOCK && d != MPI_DISTRIBUTE_CYCLIC && d != MPI_DISTRIBUTE_NONE)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_distribs[%d]=%d", i, d);
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_distribs[%d]=%d", i, d);
     if (a != MPI_DISTRIBUTE_DFLT_DARG && a <= 0)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_dargs[%d]=%d", i, a);
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_dargs[%d]=%d", i, a);
     if (d == MPI_DISTRIBUTE_NONE && p != 1)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "array_of_psizes[%d]=%d with MPI_DISTRIBUTE_NONE", i, p);
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "array_of_psizes[%d]=%d with MPI_DISTRIBUTE_NONE", i, p);
     if (d == MPI_DISTRIBUTE_BLOCK && a != MPI_DISTRIBUTE_DFLT_DARG && (long long)a * p < g)
-      return skn_api_error(me, WORLD, MPI_ERR_ARG, fn,
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn,
                            "array_of_dargs[%d]=%d: %d blocks of %d cannot hold %d elements", i, a, p, a, g);
   }
   if (procs != size)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "the product of array_of_psizes is not size=%d", size);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "the product of array_of_psizes is not size=%d", size);
   int rc = check_order(me, fn, order);
   if (rc) return rc;
   int n = 4 * ndims + 4;
   int *ints = malloc((size_t)n * sizeof *ints);
-  if (!ints) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ints) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   ints[0] = size;
   ints[1] = rank;
   ints[2] = ndims;
@@ -294,14 +292,14 @@ static int impl_Type_dup(skn_rank *me, const char *fn, MPI_Datatype oldtype, con
   skn_rank_unlock(me);
   if (err != SKN_OK) {
     PMPI_Type_free(newtype);
-    return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   /* this rank's attributes, through their copy callbacks; on failure the new type goes */
   rc = skn_type_attrs_dup(me, oldtype, *newtype);
   if (rc != MPI_SUCCESS) {
     skn_type_attrs_free(me, *newtype);
     PMPI_Type_free(newtype);
-    return skn_api_error(me, WORLD, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
+    return skn_api_error(me, SKN_API_NOOBJ, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
   }
   return MPI_SUCCESS;
 }
@@ -314,7 +312,7 @@ static int impl_Type_commit(skn_rank *me, const char *fn, MPI_Datatype *datatype
   int err = t ? skn_dt_commit(t) : SKN_OK;
   skn_rank_unlock(me);
   if (!t) return type_error(me, fn, "datatype", *datatype);
-  if (err != SKN_OK) return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory flattening the datatype");
+  if (err != SKN_OK) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory flattening the datatype");
   return MPI_SUCCESS;
 }
 
@@ -323,7 +321,7 @@ static int impl_Type_free(skn_rank *me, const char *fn, MPI_Datatype *datatype) 
   if (slot >= 1 && skn_api_dtype_any(me, *datatype)) { /* this rank's attributes go first */
     int rc = skn_type_attrs_free(me, *datatype);
     if (rc != MPI_SUCCESS)
-      return skn_api_error(me, WORLD, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
+      return skn_api_error(me, SKN_API_NOOBJ, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
   }
   skn_rank_lock(me);
   skn_dtype *t = slot >= 1 ? skn_dt_table_get(me, slot) : NULL;
@@ -335,7 +333,7 @@ static int impl_Type_free(skn_rank *me, const char *fn, MPI_Datatype *datatype) 
   skn_rank_unlock(me);
   if (!t) {
     if (dt_any(me, *datatype))
-      return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is predefined and cannot be freed",
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "datatype=%#x is predefined and cannot be freed",
                            (unsigned)*datatype);
     return type_error(me, fn, "datatype", *datatype);
   }
@@ -401,7 +399,7 @@ static int impl_Type_get_contents(skn_rank *me, const char *fn, MPI_Datatype dt,
                                   int max_addresses, int max_datatypes, int array_of_integers[],
                                   MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
   if (!(t->flags & SKN_DT_DERIVED))
-    return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "datatype=%#x is predefined (MPI_COMBINER_NAMED)",
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "datatype=%#x is predefined (MPI_COMBINER_NAMED)",
                          (unsigned)dt);
   int ni, na, nd;
   const int *ints;
@@ -409,7 +407,7 @@ static int impl_Type_get_contents(skn_rank *me, const char *fn, MPI_Datatype dt,
   skn_dtype *const *types;
   skn_dt_contents(t, &ni, &ints, &na, &aints, &nd, &types);
   if (max_integers < ni || max_addresses < na || max_datatypes < nd)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn,
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn,
                          "arrays too small: need %d integers, %d addresses, %d datatypes", ni, na, nd);
   if (ni) memcpy(array_of_integers, ints, (size_t)ni * sizeof *ints);
   if (na) memcpy(array_of_addresses, aints, (size_t)na * sizeof *aints);
@@ -422,7 +420,7 @@ static int impl_Type_get_contents(skn_rank *me, const char *fn, MPI_Datatype dt,
   skn_rank_unlock(me);
   if (i < nd) {
     for (int k = 0; k < i; k++) PMPI_Type_free(&array_of_datatypes[k]);
-    return skn_api_error(me, WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   return MPI_SUCCESS;
 }
@@ -443,10 +441,10 @@ static int impl_Type_match_size(skn_rank *me, const char *fn, int typeclass, int
         : size == (int)(2 * sizeof(long double)) ? MPI_C_LONG_DOUBLE_COMPLEX : MPI_DATATYPE_NULL;
     break;
   default:
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "typeclass=%d", typeclass);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "typeclass=%d", typeclass);
   }
   if (r == MPI_DATATYPE_NULL)
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "no type of class %d has %d bytes", typeclass, size);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "no type of class %d has %d bytes", typeclass, size);
   *datatype = r;
   return MPI_SUCCESS;
 }
@@ -522,18 +520,18 @@ static bool is_external32(const char *datarep) { return datarep && strcmp(datare
 static int impl_Pack_external(skn_rank *me, const char *fn, const char datarep[], const void *inbuf, int incount,
                               MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
   if (!is_external32(datarep))
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
   int rc;
-  const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
+  const skn_dtype *t = committed(me, fn, SKN_API_NOOBJ, dt, &rc);
   if (!t) return rc;
-  if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
+  if (*position < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "position=%td", *position);
   size_t bytes = skn_dt_external_size(t, (size_t)incount);
   if ((size_t)*position + bytes > (size_t)outsize)
-    return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes do not fit at position %td of %td bytes",
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TRUNCATE, fn, "%zu bytes do not fit at position %td of %td bytes",
                          bytes, *position, outsize);
-  if (bytes && !outbuf) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "outbuf=NULL");
+  if (bytes && !outbuf) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "outbuf=NULL");
   if (skn_dt_pack_external((char *)outbuf + *position, inbuf, (size_t)incount, t) != SKN_OK)
-    return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "the datatype's signature is too long for external32");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "the datatype's signature is too long for external32");
   *position += (MPI_Aint)bytes;
   return MPI_SUCCESS;
 }
@@ -541,18 +539,18 @@ static int impl_Pack_external(skn_rank *me, const char *fn, const char datarep[]
 static int impl_Unpack_external(skn_rank *me, const char *fn, const char datarep[], const void *inbuf, MPI_Aint insize,
                                 MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt) {
   if (!is_external32(datarep))
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
   int rc;
-  const skn_dtype *t = committed(me, fn, WORLD, dt, &rc);
+  const skn_dtype *t = committed(me, fn, SKN_API_NOOBJ, dt, &rc);
   if (!t) return rc;
-  if (*position < 0) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "position=%td", *position);
+  if (*position < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "position=%td", *position);
   size_t bytes = skn_dt_external_size(t, (size_t)outcount);
   if ((size_t)*position + bytes > (size_t)insize)
-    return skn_api_error(me, WORLD, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %td of %td bytes", bytes,
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TRUNCATE, fn, "%zu bytes wanted at position %td of %td bytes", bytes,
                          *position, insize);
-  if (bytes && !inbuf) return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "inbuf=NULL");
+  if (bytes && !inbuf) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "inbuf=NULL");
   if (skn_dt_unpack_external(outbuf, (size_t)outcount, t, (const char *)inbuf + *position) != SKN_OK)
-    return skn_api_error(me, WORLD, MPI_ERR_TYPE, fn, "the datatype's signature is too long for external32");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "the datatype's signature is too long for external32");
   *position += (MPI_Aint)bytes;
   return MPI_SUCCESS;
 }
@@ -560,7 +558,7 @@ static int impl_Unpack_external(skn_rank *me, const char *fn, const char datarep
 static int impl_Pack_external_size(skn_rank *me, const char *fn, const char datarep[], int incount, MPI_Datatype dt,
                                    const skn_dtype *t, MPI_Aint *size) {
   if (!is_external32(datarep))
-    return skn_api_error(me, WORLD, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "datarep=\"%s\" (only \"external32\")", datarep ? datarep : "");
   *size = (MPI_Aint)skn_dt_external_size(t, (size_t)incount);
   return MPI_SUCCESS;
 }

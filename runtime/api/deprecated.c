@@ -55,7 +55,7 @@ static int impl_Type_struct(skn_rank *me, const char *fn, int count, int blockle
   MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)(n + 1));
   if (!bl || !disp || !ty) {
     free(bl), free(disp), free(ty);
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   bool has_lb = false, has_ub = false;
   MPI_Aint lb = 0, ub = 0;

@@ -18,9 +18,9 @@
 
 static int init_common(skn_rank *me, const char *fn, int required, int *provided) {
   if (me->state != SKN_RANK_CREATED)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized in this rank");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OTHER, fn, "MPI is already initialized in this rank");
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "required=%d", required);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "required=%d", required);
   /* Every level is provided as asked: the rank's private state is locked only when its
    * threads may call MPI concurrently. */
   me->thread_level = required;
@@ -48,7 +48,7 @@ SKN_WEAK_ALIAS(Initialized);
 
 static int impl_Finalize(skn_rank *me, const char *fn) {
   if (me->state != SKN_RANK_INITIALIZED)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is not initialized in this rank");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OTHER, fn, "MPI is not initialized in this rank");
   /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
   int rc = skn_attr_delete_all(me, MPI_COMM_SELF, &skn_api_comm(me, MPI_COMM_SELF)->attrs);
   if (rc != MPI_SUCCESS)

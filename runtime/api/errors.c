@@ -87,7 +87,7 @@ skn_rank *skn_api_self_any_slow(const char *fn) {
   if (!me)
     skn_fatal("%s called from a thread that belongs to no rank (only threads created by a rank, "
               "after the runtime started, may call MPI)", fn);
-  if (__atomic_load_n(&me->libc_hold, __ATOMIC_RELAXED)) skn_rank_libc_hold_end(me);
+  if (skn_rank_libc_held(me)) skn_rank_libc_hold_end(me);
   return me;
 }
 
@@ -120,13 +120,30 @@ typedef struct skn_user_errors {
 
 static int lastcode_predefined = MPI_ERR_LASTCODE;
 
+skn_api_rank *skn_api_rank_new(skn_rank *me) {
+  skn_api_rank *a = calloc(1, sizeof *a);
+  skn_errhandler *errhs = calloc(8, sizeof *errhs); /* create_errhandler grows it from 8 */
+  if (!a || !errhs) skn_fatal("rank %d: out of memory for the MPI layer's state", me->world_rank);
+  a->errhs = errhs;
+  a->nerrhs = 3; /* 0: MPI_ERRHANDLER_NULL, 1: MPI_ERRORS_ARE_FATAL, 2: MPI_ERRORS_RETURN */
+  a->errhs[1].live = a->errhs[2].live = true;
+  skn_api_rank *none = NULL;
+  if (__atomic_compare_exchange_n(&me->api, &none, a, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return a;
+  free(errhs); /* another thread of the rank was first */
+  free(a);
+  return none;
+}
+
 const int *skn_api_lastusedcode(skn_rank *me) {
-  return me->uerr ? &me->uerr->last : &lastcode_predefined;
+  skn_api_rank *api = skn_api_of(me);
+  return api->uerr ? &api->uerr->last : &lastcode_predefined;
 }
 
 /* Index of an added value, or -1. */
 static int user_index(skn_rank *me, int code) {
-  if (!me || !me->uerr || code <= MPI_ERR_LASTCODE || code > MPI_ERR_LASTCODE + me->uerr->n) return -1;
+  if (!me || code <= MPI_ERR_LASTCODE) return -1;
+  const skn_user_errors *u = skn_api_of(me)->uerr;
+  if (!u || code > MPI_ERR_LASTCODE + u->n) return -1;
   return code - MPI_ERR_LASTCODE - 1;
 }
 
@@ -137,18 +154,19 @@ bool skn_api_valid_code(skn_rank *me, int code) {
 /* The class of a valid code. */
 static int class_of(skn_rank *me, int code) {
   int i = user_index(me, code);
-  return i >= 0 ? me->uerr->cls[i] : code;
+  return i >= 0 ? skn_api_of(me)->uerr->cls[i] : code;
 }
 
 static bool is_class(skn_rank *me, int v) { return (v >= 0 && v <= MPI_ERR_LASTCODE) || (user_index(me, v) >= 0 && class_of(me, v) == v); }
 
 static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
-  if (!out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "output argument NULL");
+  skn_api_rank *api = skn_api_of(me);
+  if (!out) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "output argument NULL");
   skn_rank_lock(me);
-  skn_user_errors *u = me->uerr;
+  skn_user_errors *u = api->uerr;
   if (!u && (u = calloc(1, sizeof *u))) {
     u->last = MPI_ERR_LASTCODE;
-    me->uerr = u;
+    api->uerr = u;
   }
   bool ok = u != NULL;
   if (ok && u->n == u->cap) {
@@ -167,7 +185,7 @@ static int add_value(skn_rank *me, const char *fn, int cls, int *out) {
     u->last = v;
   }
   skn_rank_unlock(me);
-  if (!ok) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!ok) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   *out = v;
   return MPI_SUCCESS;
 }
@@ -183,21 +201,22 @@ static int impl_Add_error_class(skn_rank *me, const char *fn, int *errorclass) {
 
 static int impl_Add_error_code(skn_rank *me, const char *fn, int errorclass, int *errorcode) {
   if (!is_class(me, errorclass))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "errorclass=%d is not an error class", errorclass);
   return add_value(me, fn, errorclass, errorcode);
 }
 
 static int impl_Add_error_string(skn_rank *me, const char *fn, int errorcode, const char *string) {
+  skn_api_rank *api = skn_api_of(me);
   int i = user_index(me, errorcode);
   /* predefined codes keep their strings (MPI-3.1 8.5) */
-  if (i < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
+  if (i < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "errorcode=%d was not added by the program", errorcode);
   if (strnlen(string, MPI_MAX_ERROR_STRING) >= MPI_MAX_ERROR_STRING)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "string longer than MPI_MAX_ERROR_STRING - 1");
   char *copy = strdup(string);
-  if (!copy) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!copy) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   skn_rank_lock(me);
-  char *old = me->uerr->str[i];
-  me->uerr->str[i] = copy;
+  char *old = api->uerr->str[i];
+  api->uerr->str[i] = copy;
   skn_rank_unlock(me);
   free(old);
   return MPI_SUCCESS;
@@ -212,16 +231,18 @@ static const char *code_string(skn_rank *me, int code, const char **name) {
     return class_names[code][1];
   }
   *name = NULL;
-  return me->uerr->str[i] ? me->uerr->str[i] : "";
+  const char *s = skn_api_of(me)->uerr->str[i];
+  return s ? s : "";
 }
 
 /* Calls error handler h (of a communicator, window or file) on object *obj, or ends the job. */
 static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, const char *fmt, va_list ap) {
+  skn_api_rank *api = skn_api_of(me);
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
-  if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)me->nerrhs && me->errhs[idx].fn) {
+  if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)api->nerrhs && api->errhs[idx].fn) {
     int code = errclass;
-    me->errhs[idx].fn(obj, &code);
+    api->errhs[idx].fn(obj, &code);
     return errclass;
   }
   char detail[512];
@@ -235,6 +256,9 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
   _exit(1);
 }
 
+/* MPI_COMM_SELF's view (slot 2, which MPI_Comm_free refuses to free). */
+static skn_comm_view *noobj_view(skn_rank *me) { return skn_rank_comm_slot(me, (unsigned)SKN_API_NOOBJ & 0xffffffu); }
+
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   int h, c = comm;
@@ -242,9 +266,11 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
     h = skn_api_file_errhandler(me, comm, &c);
   } else {
     skn_comm_view *v = skn_api_comm(me, comm);
-    if (!v) v = skn_rank_comm_slot(me, 1); /* errors without a valid communicator go to MPI_COMM_WORLD */
+    if (!v) { /* no valid communicator: raised on MPI_COMM_SELF (SKN_API_NOOBJ) */
+      v = noobj_view(me);
+      c = SKN_API_NOOBJ;
+    }
     h = v->errhandler;
-    if (!skn_api_comm(me, comm)) c = MPI_COMM_WORLD;
   }
   va_list ap;
   va_start(ap, fmt);
@@ -256,8 +282,8 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
-  int h = v ? v->errhandler : skn_rank_comm_slot(me, 1)->errhandler;
-  int obj = v ? win : MPI_COMM_WORLD;
+  int h = v ? v->errhandler : noobj_view(me)->errhandler;
+  int obj = v ? win : SKN_API_NOOBJ;
   va_list ap;
   va_start(ap, fmt);
   int rc = report(me, h, &obj, errclass, fn, fmt, ap);
@@ -271,7 +297,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
   skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_class");
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
   }
   *errorclass = class_of(me, errorcode);
   return MPI_SUCCESS;
@@ -282,7 +308,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
   skn_rank *me = skn_rank_self();
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_string");
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
   }
   const char *name, *what = code_string(me, errorcode, &name);
   int n = name ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, what)
@@ -295,39 +321,41 @@ SKN_WEAK_ALIAS(Error_string);
 /* ------------------------------------------------------------------ error handlers */
 
 static int errh_index(skn_rank *me, int h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
-  if (((unsigned)h >> 24) != SKN_KIND_ERRHANDLER || idx == 0 || idx >= (unsigned)me->nerrhs || !me->errhs[idx].live)
+  if (((unsigned)h >> 24) != SKN_KIND_ERRHANDLER || idx == 0 || idx >= (unsigned)api->nerrhs || !api->errhs[idx].live)
     return -1;
   return (int)idx;
 }
 
 skn_errhandler *skn_api_errhandler(skn_rank *me, MPI_Errhandler h) {
   int idx = errh_index(me, h);
-  return idx < 0 ? NULL : &me->errhs[idx];
+  return idx < 0 ? NULL : &skn_api_of(me)->errhs[idx];
 }
 
 static int create_errhandler(skn_rank *me, const char *fn, MPI_Comm_errhandler_function *f, MPI_Errhandler *errhandler) {
-  if (!f) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function NULL");
+  skn_api_rank *api = skn_api_of(me);
+  if (!f) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "function NULL");
   skn_rank_lock(me);
-  int idx = me->nerrhs;
-  for (int i = 3; i < me->nerrhs; i++)
-    if (!me->errhs[i].live) {
+  int idx = api->nerrhs;
+  for (int i = 3; i < api->nerrhs; i++)
+    if (!api->errhs[i].live) {
       idx = i;
       break;
     }
-  if (idx == me->nerrhs) {
+  if (idx == api->nerrhs) {
     /* capacity grows in powers of two from 8 */
-    if ((me->nerrhs & (me->nerrhs - 1)) == 0 && me->nerrhs >= 8) {
-      skn_errhandler *n = realloc(me->errhs, sizeof *n * (size_t)me->nerrhs * 2);
+    if ((api->nerrhs & (api->nerrhs - 1)) == 0 && api->nerrhs >= 8) {
+      skn_errhandler *n = realloc(api->errhs, sizeof *n * (size_t)api->nerrhs * 2);
       if (!n) {
         skn_rank_unlock(me);
-        return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+        return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
       }
-      me->errhs = n;
+      api->errhs = n;
     }
-    me->nerrhs++;
+    api->nerrhs++;
   }
-  me->errhs[idx] = (skn_errhandler){true, f};
+  api->errhs[idx] = (skn_errhandler){true, f};
   skn_rank_unlock(me);
   *errhandler = SKN_HANDLE(SKN_KIND_ERRHANDLER, idx);
   return MPI_SUCCESS;
@@ -359,7 +387,7 @@ static int impl_Comm_call_errhandler(skn_rank *me, const char *fn, MPI_Comm comm
 
 static int impl_Errhandler_free(skn_rank *me, const char *fn, MPI_Errhandler *errhandler) {
   if (errh_index(me, *errhandler) < 0)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid error handler");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "invalid error handler");
   /* Predefined handlers are never freed; user handlers stay usable by the communicators
    * that still refer to them, as the standard requires, so only the handle goes away. */
   *errhandler = MPI_ERRHANDLER_NULL;

@@ -16,43 +16,38 @@ static const struct {
     {33, 4931, MPI_REAL16, MPI_COMPLEX32},
 };
 
-static int f90_real(const char *fn, int p, int r, MPI_Datatype *newtype, int complex) {
-  skn_rank *me = skn_api_self(fn);
-  if (SKN_UNLIKELY(!newtype)) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newtype=NULL");
+/* The entry points (functions.txt) check newtype; errors are associated with no object. */
+static int f90_real(skn_rank *me, const char *fn, int p, int r, MPI_Datatype *newtype, int complex) {
   if (SKN_UNLIKELY(p == MPI_UNDEFINED && r == MPI_UNDEFINED) || (p < 0 && p != MPI_UNDEFINED) ||
       (r < 0 && r != MPI_UNDEFINED))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "p=%d r=%d", p, r);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "p=%d r=%d", p, r);
   for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
     if ((p == MPI_UNDEFINED || p <= reals[i].p) && (r == MPI_UNDEFINED || r <= reals[i].r)) {
       *newtype = complex ? reals[i].complex : reals[i].real;
       return MPI_SUCCESS;
     }
   }
-  return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "no %s type with precision %d and range %d",
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "no %s type with precision %d and range %d",
                        complex ? "COMPLEX" : "REAL", p, r);
 }
 
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
-  return f90_real("MPI_Type_create_f90_real", p, r, newtype, 0);
+static int impl_Type_create_f90_real(skn_rank *me, const char *fn, int p, int r, MPI_Datatype *newtype) {
+  return f90_real(me, fn, p, r, newtype, 0);
 }
-SKN_WEAK_ALIAS(Type_create_f90_real);
 
-int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
-  return f90_real("MPI_Type_create_f90_complex", p, r, newtype, 1);
+static int impl_Type_create_f90_complex(skn_rank *me, const char *fn, int p, int r, MPI_Datatype *newtype) {
+  return f90_real(me, fn, p, r, newtype, 1);
 }
-SKN_WEAK_ALIAS(Type_create_f90_complex);
 
-int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
-  static const char fn[] = "MPI_Type_create_f90_integer";
-  skn_rank *me = skn_api_self(fn);
-  if (SKN_UNLIKELY(!newtype)) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newtype=NULL");
+static int impl_Type_create_f90_integer(skn_rank *me, const char *fn, int r, MPI_Datatype *newtype) {
   /* INTEGER(k) holds every value of r decimal digits, -10^r < x < 10^r */
   if (r >= 0 && r <= 2) *newtype = MPI_INTEGER1;
   else if (r >= 0 && r <= 4) *newtype = MPI_INTEGER2;
   else if (r >= 0 && r <= 9) *newtype = MPI_INTEGER4;
   else if (r >= 0 && r <= 18) *newtype = MPI_INTEGER8;
   else if (r >= 0 && r <= 38) *newtype = MPI_INTEGER16;
-  else return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "no INTEGER type with range %d", r);
+  else return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "no INTEGER type with range %d", r);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Type_create_f90_integer);
+
+#include "entries_f90types.h"

@@ -87,22 +87,24 @@ static const skn_dtype *predef(MPI_Datatype h) { return &skn_dt_predefined[(unsi
 /* ------------------------------------------------------------------ handles and errors */
 
 static skn_file *file_get(skn_rank *me, MPI_File h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_FILE || idx == 0) return NULL;
   skn_rank_lock(me);
-  skn_file *f = idx < (unsigned)me->nfiles ? me->files[idx] : NULL;
+  skn_file *f = idx < (unsigned)api->nfiles ? api->files[idx] : NULL;
   skn_rank_unlock(me);
   return f;
 }
 
 int skn_api_file_errhandler(skn_rank *me, int h, int *h_out) {
+  skn_api_rank *api = skn_api_of(me);
   skn_file *f = file_get(me, h);
   if (f) {
     *h_out = h;
     return f->errh;
   }
   *h_out = MPI_FILE_NULL;
-  return me->file_errh ? me->file_errh : MPI_ERRORS_RETURN;
+  return api->file_errh ? api->file_errh : MPI_ERRORS_RETURN;
 }
 
 static int errno_class(int e) {
@@ -287,7 +289,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
   f->et = f->ft = predef(MPI_BYTE);
   f->rep = REP_NATIVE;
   strcpy(f->repname, "native");
-  f->errh = me->file_errh ? me->file_errh : MPI_ERRORS_RETURN;
+  int errh = skn_api_of(me)->file_errh;
+  f->errh = errh ? errh : MPI_ERRORS_RETURN;
   f->amode = amode;
   hints_default(f);
   hints_apply(f, info);
@@ -350,11 +353,12 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     }
     skn_coll_barrier(NULL, f->c);
   }
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->files, me->nfiles, 1, idx);
-  if (idx == 0) SKN_TABLE_SLOT(me->files, me->nfiles, 1, idx); /* index 0 is MPI_FILE_NULL */
-  if (idx >= 0) me->files[idx] = f;
+  SKN_TABLE_SLOT(api->files, api->nfiles, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(api->files, api->nfiles, 1, idx); /* index 0 is MPI_FILE_NULL */
+  if (idx >= 0) api->files[idx] = f;
   skn_rank_unlock(me);
   if (idx < 0) skn_fatal("rank %d: %s: out of memory for a file handle", me->world_rank, fn);
   *fh = SKN_HANDLE(SKN_KIND_FILE, idx);
@@ -381,17 +385,18 @@ int PMPI_File_close(MPI_File *fh) {
   if (atomic_fetch_sub(&f->sh->refs, 1) == 1) free(f->sh);
   unsigned idx = (unsigned)*fh & 0xffffffu;
   skn_rank_lock(me);
-  me->files[idx] = NULL;
+  skn_api_of(me)->files[idx] = NULL;
   skn_rank_unlock(me);
   int errh = f->errh;
   file_free(me, f);
   *fh = MPI_FILE_NULL;
   if (e) {
     /* the handle is gone: report through the handler the file had */
-    int saved = me->file_errh;
-    me->file_errh = errh;
+    skn_api_rank *api = skn_api_of(me);
+    int saved = api->file_errh;
+    api->file_errh = errh;
     rc = ferr_errno(me, MPI_FILE_NULL, e, fn, "closing the file");
-    me->file_errh = saved;
+    api->file_errh = saved;
     return rc;
   }
   return MPI_SUCCESS;
@@ -415,12 +420,8 @@ static int writable(skn_rank *me, skn_file *f, MPI_File fh, const char *fn) {
   return MPI_SUCCESS;
 }
 
-int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
-  static const char fn[] = "MPI_File_set_size";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_set_size(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset size) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
   if (size < 0) return ferr(me, fh, MPI_ERR_ARG, fn, "negative size");
   if ((rc = writable(me, f, fh, fn))) return rc;
   if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -431,14 +432,9 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   e = coll_agree(f->c, f->rank, e);
   return e ? ferr_errno(me, fh, e, fn, "ftruncate") : MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_set_size);
 
-int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
-  static const char fn[] = "MPI_File_preallocate";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_preallocate(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset size) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
   if (size < 0) return ferr(me, fh, MPI_ERR_ARG, fn, "negative size");
   if ((rc = writable(me, f, fh, fn))) return rc;
   if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -456,66 +452,30 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   e = coll_agree(f->c, f->rank, e);
   return e ? ferr_errno(me, fh, e, fn, "fallocate") : MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_preallocate);
 
-int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) {
-  static const char fn[] = "MPI_File_get_size";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!size) return ferr(me, fh, MPI_ERR_ARG, fn, "size is NULL");
+static int impl_File_get_size(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset *size) {
   struct stat st;
   if (fstat(f->fd, &st) != 0) return ferr_errno(me, fh, -errno, fn, "fstat");
   *size = st.st_size;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_size);
 
-int PMPI_File_get_group(MPI_File fh, MPI_Group *group) {
-  static const char fn[] = "MPI_File_get_group";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!group) return ferr(me, fh, MPI_ERR_ARG, fn, "group is NULL");
+static int impl_File_get_group(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Group *group) {
   return PMPI_Comm_group(f->comm, group);
 }
-SKN_WEAK_ALIAS(File_get_group);
 
-int PMPI_File_get_amode(MPI_File fh, int *amode) {
-  static const char fn[] = "MPI_File_get_amode";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!amode) return ferr(me, fh, MPI_ERR_ARG, fn, "amode is NULL");
+static int impl_File_get_amode(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int *amode) {
   *amode = f->amode;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_amode);
 
-int PMPI_File_set_info(MPI_File fh, MPI_Info info) {
-  static const char fn[] = "MPI_File_set_info";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  int n;
-  if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-    return ferr(me, fh, MPI_ERR_INFO, fn, "invalid info object");
+static int impl_File_set_info(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Info info, skn_info *info_i) {
   hints_apply(f, info);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_set_info);
 
-int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
-  static const char fn[] = "MPI_File_get_info";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_get_info(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Info *info_used) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!info_used) return ferr(me, fh, MPI_ERR_ARG, fn, "info_used is NULL");
   MPI_Info i;
   if ((rc = PMPI_Info_create(&i)) != MPI_SUCCESS) return rc;
   static const char *const modes[] = {"automatic", "enable", "disable"};
@@ -538,44 +498,24 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
   *info_used = i;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_info);
 
-int PMPI_File_sync(MPI_File fh) {
-  static const char fn[] = "MPI_File_sync";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
+static int impl_File_sync(skn_rank *me, const char *fn, MPI_File fh, skn_file *f) {
   int e = 0;
   if (!(f->amode & MPI_MODE_RDONLY) && fsync(f->fd) != 0) e = -errno;
   e = coll_agree(f->c, f->rank, e); /* also orders every member's writes before the others' later reads */
   return e ? ferr_errno(me, fh, e, fn, "fsync") : MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_sync);
 
-int PMPI_File_set_atomicity(MPI_File fh, int flag) {
-  static const char fn[] = "MPI_File_set_atomicity";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
+static int impl_File_set_atomicity(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int flag) {
   f->atomic = flag != 0;
   skn_coll_barrier(NULL, f->c);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_set_atomicity);
 
-int PMPI_File_get_atomicity(MPI_File fh, int *flag) {
-  static const char fn[] = "MPI_File_get_atomicity";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!flag) return ferr(me, fh, MPI_ERR_ARG, fn, "flag is NULL");
+static int impl_File_get_atomicity(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int *flag) {
   *flag = f->atomic;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_atomicity);
 
 /* ------------------------------------------------------------------ data representations */
 
@@ -705,37 +645,24 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 }
 SKN_WEAK_ALIAS(File_set_view);
 
-int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) {
-  static const char fn[] = "MPI_File_get_view";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_get_view(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset *disp,
+                              MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!disp || !etype || !filetype || !datarep) return ferr(me, fh, MPI_ERR_ARG, fn, "NULL argument");
   *disp = f->disp;
   if ((rc = keep_type(f->etype, etype)) != MPI_SUCCESS) return rc;
   if ((rc = keep_type(f->ftype, filetype)) != MPI_SUCCESS) return rc;
   strcpy(datarep, f->repname);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_view);
 
-int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {
-  static const char fn[] = "MPI_File_get_type_extent";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  const skn_dtype *t = skn_api_dtype_any(me, datatype);
-  if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, "invalid datatype");
-  if (!extent) return ferr(me, fh, MPI_ERR_ARG, fn, "extent is NULL");
+static int impl_File_get_type_extent(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Datatype datatype,
+                                     const skn_dtype *t, MPI_Aint *extent) {
   if (f->rep == REP_USER) return f->urep->extent(datatype, extent, f->urep->extra);
   if (f->rep == REP_EXTERNAL32 && !external_same(t, 1))
     return ferr(me, fh, MPI_ERR_UNSUPPORTED_DATAREP, fn, EXTERNAL_NARROW);
   *extent = t->extent; /* the other types have their native sizes in external32 */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_type_extent);
 
 /* ------------------------------------------------------------------ file pointers */
 
@@ -794,12 +721,8 @@ static int seek_target(skn_rank *me, skn_file *f, MPI_File fh, const char *fn, i
   return MPI_SUCCESS;
 }
 
-int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
-  static const char fn[] = "MPI_File_seek";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_seek(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset, int whence) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
   if (f->amode & MPI_MODE_SEQUENTIAL)
     return ferr(me, fh, MPI_ERR_UNSUPPORTED_OPERATION, fn, "the file was opened MPI_MODE_SEQUENTIAL");
   int64_t t;
@@ -807,42 +730,25 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
   f->fp = t;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_seek);
 
-int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
-  static const char fn[] = "MPI_File_get_position";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!offset) return ferr(me, fh, MPI_ERR_ARG, fn, "offset is NULL");
+static int impl_File_get_position(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset *offset) {
   if (f->amode & MPI_MODE_SEQUENTIAL)
     return ferr(me, fh, MPI_ERR_UNSUPPORTED_OPERATION, fn, "the file was opened MPI_MODE_SEQUENTIAL");
   *offset = f->fp;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_position);
 
-int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) {
-  static const char fn[] = "MPI_File_get_byte_offset";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!disp) return ferr(me, fh, MPI_ERR_ARG, fn, "disp is NULL");
+static int impl_File_get_byte_offset(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                     MPI_Offset *disp) {
   if (offset < 0) return ferr(me, fh, MPI_ERR_ARG, fn, "negative offset");
   skn_io_view vw = view_of(f);
   *disp = skn_io_byte_offset(&vw, offset * (int64_t)f->et->size);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_byte_offset);
 
-int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
-  static const char fn[] = "MPI_File_seek_shared";
-  skn_rank *me = skn_api_self(fn);
+static int impl_File_seek_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset offset,
+                                 int whence) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
   int64_t t = 0;
   rc = seek_target(me, f, fh, fn, shared_get(f), offset, whence, &t);
   skn_coll_barrier(NULL, f->c); /* every member has read the old value */
@@ -850,19 +756,11 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
   skn_coll_barrier(NULL, f->c);
   return rc;
 }
-SKN_WEAK_ALIAS(File_seek_shared);
 
-int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
-  static const char fn[] = "MPI_File_get_position_shared";
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if (!offset) return ferr(me, fh, MPI_ERR_ARG, fn, "offset is NULL");
+static int impl_File_get_position_shared(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset *offset) {
   *offset = shared_get(f);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_position_shared);
 
 /* ------------------------------------------------------------------ data io_access */
 
@@ -1220,12 +1118,8 @@ static int ordered_offset(skn_file *f, int count, const skn_dtype *t, int64_t *o
   return MPI_SUCCESS;
 }
 
-static int ordered(const char *fn, MPI_File fh, void *buf, int count, MPI_Datatype dt, bool wr, MPI_Status *st,
-                   MPI_Request *split) {
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
+static int ordered(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count, MPI_Datatype dt,
+                   bool wr, MPI_Status *st, MPI_Request *split) {
   const skn_dtype *t = count >= 0 ? skn_api_dtype(me, dt) : NULL;
   int64_t off;
   ordered_offset(f, count, t && (uint64_t)count * t->size % f->et->size == 0 ? t : NULL, &off);
@@ -1233,14 +1127,14 @@ static int ordered(const char *fn, MPI_File fh, void *buf, int count, MPI_Dataty
   return run_blocking(me, fn, f, fh, AT_ORDERED, off, buf, count, dt, wr, true, st);
 }
 
-int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  return ordered("MPI_File_read_ordered", fh, buf, count, dt, false, st, NULL);
+static int impl_File_read_ordered(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                                  MPI_Datatype dt, MPI_Status *st) {
+  return ordered(me, fn, fh, f, buf, count, dt, false, st, NULL);
 }
-SKN_WEAK_ALIAS(File_read_ordered);
-int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *st) {
-  return ordered("MPI_File_write_ordered", fh, (void *)(uintptr_t)buf, count, dt, true, st, NULL);
+static int impl_File_write_ordered(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf, int count,
+                                   MPI_Datatype dt, MPI_Status *st) {
+  return ordered(me, fn, fh, f, (void *)(uintptr_t)buf, count, dt, true, st, NULL);
 }
-SKN_WEAK_ALIAS(File_write_ordered);
 
 /* ------------------------------------------------------------------ split collectives
  * The begin call starts the access on the I/O threads; the end call waits for it. */
@@ -1250,11 +1144,7 @@ static int split_begin(skn_rank *me, const char *fn, skn_file *f, MPI_File fh) {
   return MPI_SUCCESS;
 }
 
-static int split_end(const char *fn, MPI_File fh, MPI_Status *st) {
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
+static int split_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Status *st) {
   if (!f->split_active) return ferr(me, fh, MPI_ERR_OTHER, fn, "no split collective is active on the file");
   f->split_active = false;
   return PMPI_Wait(&f->split, st);
@@ -1284,57 +1174,46 @@ static int impl_File_write_all_begin(skn_rank *me, const char *fn, MPI_File fh, 
   SPLIT_BEGIN(AT_INDIVIDUAL, 0, true);
 }
 
-#include "entries_file.h"
-
-static int ordered_begin(const char *fn, MPI_File fh, void *buf, int count, MPI_Datatype dt, bool wr) {
-  skn_rank *me = skn_api_self(fn);
-  int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  if ((rc = split_begin(me, fn, f, fh))) return rc;
-  rc = ordered(fn, fh, buf, count, dt, wr, NULL, &f->split);
+static int ordered_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                         MPI_Datatype dt, bool wr) {
+  int rc = split_begin(me, fn, f, fh);
+  if (rc) return rc;
+  rc = ordered(me, fn, fh, f, buf, count, dt, wr, NULL, &f->split);
   f->split_active = rc == MPI_SUCCESS;
   return rc;
 }
-int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt) {
-  return ordered_begin("MPI_File_read_ordered_begin", fh, buf, count, dt, false);
+static int impl_File_read_ordered_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, int count,
+                                        MPI_Datatype dt) {
+  return ordered_begin(me, fn, fh, f, buf, count, dt, false);
 }
-SKN_WEAK_ALIAS(File_read_ordered_begin);
-int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt) {
-  return ordered_begin("MPI_File_write_ordered_begin", fh, (void *)(uintptr_t)buf, count, dt, true);
+static int impl_File_write_ordered_begin(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf,
+                                         int count, MPI_Datatype dt) {
+  return ordered_begin(me, fn, fh, f, (void *)(uintptr_t)buf, count, dt, true);
 }
-SKN_WEAK_ALIAS(File_write_ordered_begin);
 
-int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_read_at_all_end", fh, st);
+static int impl_File_read_at_all_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf,
+                                     MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_read_at_all_end);
-int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_write_at_all_end", fh, st);
+static int impl_File_write_at_all_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf,
+                                      MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_write_at_all_end);
-int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_read_all_end", fh, st);
+static int impl_File_read_all_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf, MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_read_all_end);
-int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_write_all_end", fh, st);
+static int impl_File_write_all_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf,
+                                   MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_write_all_end);
-int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_read_ordered_end", fh, st);
+static int impl_File_read_ordered_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, void *buf,
+                                      MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_read_ordered_end);
-int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *st) {
-  (void)buf;
-  return split_end("MPI_File_write_ordered_end", fh, st);
+static int impl_File_write_ordered_end(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, const void *buf,
+                                       MPI_Status *st) {
+  return split_end(me, fn, fh, f, st);
 }
-SKN_WEAK_ALIAS(File_write_ordered_end);
 
 /* ------------------------------------------------------------------ error handlers */
 
@@ -1344,44 +1223,25 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler
 }
 SKN_WEAK_ALIAS(File_create_errhandler);
 
-static bool errh_valid(skn_rank *me, MPI_Errhandler h) {
-  unsigned idx = (unsigned)h & 0xffffffu;
-  return ((unsigned)h >> 24) == SKN_KIND_ERRHANDLER && idx > 0 && idx < (unsigned)me->nerrhs &&
-         (idx <= 2 || me->errhs[idx].live);
-}
-
-int PMPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler) {
-  static const char fn[] = "MPI_File_set_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  skn_file *f = fh == MPI_FILE_NULL ? NULL : file_get(me, fh);
-  if (fh != MPI_FILE_NULL && !f) return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_FILE, fn, "fh=%#x", (unsigned)fh);
-  if (!errh_valid(me, errhandler))
-    return skn_api_error(me, fh, MPI_ERR_ARG, fn, "errhandler=%#x", (unsigned)errhandler);
+/* fh may be MPI_FILE_NULL (f NULL): its handler is the one new files get. */
+static int impl_File_set_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Errhandler errhandler,
+                                    skn_errhandler *e) {
   if (f) f->errh = errhandler;
-  else me->file_errh = errhandler;
+  else skn_api_of(me)->file_errh = errhandler;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_set_errhandler);
 
-int PMPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler) {
-  static const char fn[] = "MPI_File_get_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  skn_file *f = fh == MPI_FILE_NULL ? NULL : file_get(me, fh);
-  if (fh != MPI_FILE_NULL && !f) return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_FILE, fn, "fh=%#x", (unsigned)fh);
-  if (!errhandler) return skn_api_error(me, fh, MPI_ERR_ARG, fn, "errhandler is NULL");
+static int impl_File_get_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f,
+                                    MPI_Errhandler *errhandler) {
   int h;
   *errhandler = skn_api_file_errhandler(me, fh, &h);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_get_errhandler);
 
-int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
-  static const char fn[] = "MPI_File_call_errhandler";
-  skn_rank *me = skn_api_self(fn);
-  if (fh != MPI_FILE_NULL && !file_get(me, fh))
-    return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_FILE, fn, "fh=%#x", (unsigned)fh);
+static int impl_File_call_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int errorcode) {
   int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_error(me, fh, cls, fn, "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_call_errhandler);
+
+#include "entries_file.h"

@@ -32,17 +32,17 @@ static int impl_Grequest_start(skn_rank *me, const char *fn, MPI_Grequest_query_
                                MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn,
                                void *extra_state, MPI_Request *request) {
   if (!query_fn || !free_fn || !cancel_fn)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "query_fn, free_fn and cancel_fn are required");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "query_fn, free_fn and cancel_fn are required");
   skn_greq *g = malloc(sizeof *g);
   skn_req *r = g ? skn_req_alloc(me) : NULL;
   if (!r) {
     free(g);
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for a request");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory for a request");
   }
   *g = (skn_greq){query_fn, free_fn, cancel_fn, extra_state, 0};
   r->kind = SKN_REQ_GREQ;
   r->payload = g;
-  r->comm = MPI_COMM_WORLD;
+  r->comm = SKN_API_NOOBJ;
   r->origin = "a generalized request";
   r->origin_peer = MPI_UNDEFINED;
   r->tag = MPI_UNDEFINED;
@@ -77,7 +77,7 @@ static int greq_dispose(skn_req *r) {
 static int impl_Grequest_complete(skn_rank *me, const char *fn, MPI_Request request) {
   skn_req *r = greq_lookup(me, request);
   if (!r || skn_req_done(r))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn,
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_REQUEST, fn,
                          "request=%#x is not an incomplete generalized request", (unsigned)request);
   skn_greq *g = greq_of(r);
   int before = atomic_fetch_or(&g->state, GREQ_COMPLETED);
@@ -85,7 +85,7 @@ static int impl_Grequest_complete(skn_rank *me, const char *fn, MPI_Request requ
     atomic_store(&r->sync, SKN_REQ_DONE);
     int rc = greq_dispose(r);
     if (rc != MPI_SUCCESS)
-      return skn_api_error(me, MPI_COMM_WORLD, rc, fn, "the free function returned %d", rc);
+      return skn_api_error(me, SKN_API_NOOBJ, rc, fn, "the free function returned %d", rc);
     return MPI_SUCCESS;
   }
   skn_req_complete(r);

@@ -8,36 +8,39 @@ static skn_group empty_group = {0, NULL};
 
 /* Makes sure handles 0 (null) and 1 (empty) exist. Caller holds the rank lock. */
 static bool ensure_table(skn_rank *me) {
-  if (me->ngroups >= 2) return true;
+  skn_api_rank *api = skn_api_of(me);
+  if (api->ngroups >= 2) return true;
   skn_group **t = calloc(8, sizeof *t);
   if (!t) return false;
   t[1] = &empty_group;
-  me->groups = t;
-  me->ngroups = 2;
+  api->groups = t;
+  api->ngroups = 2;
   return true;
 }
 
 const skn_group *skn_api_group(skn_rank *me, MPI_Group h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_GROUP) return NULL;
   if (idx == 1) return &empty_group;
   skn_rank_lock(me);
-  const skn_group *g = idx < (unsigned)me->ngroups ? me->groups[idx] : NULL;
+  const skn_group *g = idx < (unsigned)api->ngroups ? api->groups[idx] : NULL;
   skn_rank_unlock(me);
   return g;
 }
 
 static int group_error(skn_rank *me, const char *fn, MPI_Group h, const char *what) {
-  return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "%s=%#x is not a valid group", what, (unsigned)h);
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_GROUP, fn, "%s=%#x is not a valid group", what, (unsigned)h);
 }
 
 static int nomem(skn_rank *me, const char *fn) {
-  return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for a group");
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory for a group");
 }
 
 /* Takes ownership of wranks (n entries) and stores a new group in *out. An empty result
  * is MPI_GROUP_EMPTY, as in other MPIs. */
 static int group_new(skn_rank *me, const char *fn, int n, int *wranks, MPI_Group *out) {
+  skn_api_rank *api = skn_api_of(me);
   if (n == 0) {
     free(wranks);
     *out = MPI_GROUP_EMPTY;
@@ -52,8 +55,8 @@ static int group_new(skn_rank *me, const char *fn, int n, int *wranks, MPI_Group
   g->wranks = wranks;
   skn_rank_lock(me);
   int idx = -1;
-  if (ensure_table(me)) SKN_TABLE_SLOT(me->groups, me->ngroups, 2, idx);
-  if (idx >= 0) me->groups[idx] = g;
+  if (ensure_table(me)) SKN_TABLE_SLOT(api->groups, api->ngroups, 2, idx);
+  if (idx >= 0) api->groups[idx] = g;
   skn_rank_unlock(me);
   if (idx < 0) {
     free(wranks);
@@ -117,7 +120,7 @@ static int impl_Group_translate_ranks(skn_rank *me, const char *fn, MPI_Group gr
                                       const int ranks1[], MPI_Group group2, const skn_group *b, int ranks2[]) {
   for (int i = 0; i < n; i++)
     if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= a->size))
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "ranks1[%d]=%d (group1 size %d)", i, ranks1[i],
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_RANK, fn, "ranks1[%d]=%d (group1 size %d)", i, ranks1[i],
                            a->size);
   int *pos = positions(b);
   if (!pos) return nomem(me, fn);
@@ -228,7 +231,7 @@ static int subset(skn_rank *me, const char *fn, const skn_group *g, int n, const
 
 /* Checks that the n (>= 0) ranks are valid and distinct. */
 static int check_ranks(skn_rank *me, const char *fn, const skn_group *g, int n, const int *ranks) {
-  if (n > g->size) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (group size %d)", n, g->size);
+  if (n > g->size) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "n=%d (group size %d)", n, g->size);
   bool *seen = calloc((size_t)(g->size ? g->size : 1), sizeof *seen);
   if (!seen) return nomem(me, fn);
   for (int i = 0; i < n; i++) {
@@ -236,7 +239,7 @@ static int check_ranks(skn_rank *me, const char *fn, const skn_group *g, int n, 
       int r = ranks[i];
       bool dup = r >= 0 && r < g->size;
       free(seen);
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "ranks[%d]=%d (%s; group size %d)", i, r,
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_RANK, fn, "ranks[%d]=%d (%s; group size %d)", i, r,
                            dup ? "listed twice" : "out of range", g->size);
     }
     seen[ranks[i]] = true;
@@ -268,14 +271,14 @@ static int expand_ranges(skn_rank *me, const char *fn, const skn_group *g, int n
   long long total = 0;
   for (int i = 0; i < n; i++) {
     int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-    if (stride == 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ranges[%d] has stride 0", i);
+    if (stride == 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "ranges[%d] has stride 0", i);
     if (first < 0 || first >= g->size || last < 0 || last >= g->size)
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "ranges[%d] = (%d, %d, %d) (group size %d)", i,
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_RANK, fn, "ranges[%d] = (%d, %d, %d) (group size %d)", i,
                            first, last, stride, g->size);
     long long k = ((long long)last - first) / stride;
     if (k >= 0) total += k + 1;
     if (total > g->size)
-      return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "the ranges name a rank twice");
+      return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_RANK, fn, "the ranges name a rank twice");
   }
   int *r = alloc_ranks((int)total), m = 0;
   if (!r) return nomem(me, fn);
@@ -311,6 +314,7 @@ static int impl_Group_range_excl(skn_rank *me, const char *fn, MPI_Group group, 
 }
 
 static int impl_Group_free(skn_rank *me, const char *fn, MPI_Group *group) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)*group & 0xffffffu;
   if (*group == MPI_GROUP_EMPTY) { /* predefined: the handle goes, the group stays (as in MPICH) */
     *group = MPI_GROUP_NULL;
@@ -318,9 +322,9 @@ static int impl_Group_free(skn_rank *me, const char *fn, MPI_Group *group) {
   }
   skn_group *g = NULL;
   skn_rank_lock(me);
-  if (((unsigned)*group >> 24) == SKN_KIND_GROUP && idx >= 2 && idx < (unsigned)me->ngroups) {
-    g = me->groups[idx];
-    me->groups[idx] = NULL;
+  if (((unsigned)*group >> 24) == SKN_KIND_GROUP && idx >= 2 && idx < (unsigned)api->ngroups) {
+    g = api->groups[idx];
+    api->groups[idx] = NULL;
   }
   skn_rank_unlock(me);
   if (!g) return group_error(me, fn, *group, "group");

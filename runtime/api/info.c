@@ -1,6 +1,6 @@
 /* Info objects: per-rank ordered (key, value) lists; handle = SKN_HANDLE(SKN_KIND_INFO,
  * index into the rank's table), index 0 being MPI_INFO_NULL. Errors go to
- * MPI_COMM_WORLD's handler, as for every object not attached to a communicator. */
+ * MPI_COMM_SELF's handler, as for every object not attached to a communicator. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,17 +9,18 @@
 static const skn_info *info_env(void);
 
 static skn_info *info_get(skn_rank *me, MPI_Info h) {
+  skn_api_rank *api = skn_api_of(me);
   if (h == MPI_INFO_ENV) return (skn_info *)info_env(); /* read-only: the setters refuse it */
   unsigned idx = (unsigned)h & 0xffffffu;
   if (((unsigned)h >> 24) != SKN_KIND_INFO || idx == 0) return NULL;
   skn_rank_lock(me);
-  skn_info *i = idx < (unsigned)me->ninfos ? me->infos[idx] : NULL;
+  skn_info *i = idx < (unsigned)api->ninfos ? api->infos[idx] : NULL;
   skn_rank_unlock(me);
   return i;
 }
 
 static int err(skn_rank *me, int cls, const char *fn, const char *fmt, const char *detail) {
-  return skn_api_error(me, MPI_COMM_WORLD, cls, fn, fmt, detail);
+  return skn_api_error(me, SKN_API_NOOBJ, cls, fn, fmt, detail);
 }
 
 skn_info *skn_api_info(skn_rank *me, MPI_Info h) { return info_get(me, h); }
@@ -39,7 +40,7 @@ static int find(const skn_info *i, const char *key) {
 }
 
 static int nomem(skn_rank *me, const char *fn) {
-  return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for an info object");
+  return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory for an info object");
 }
 
 static void info_free(skn_info *i) {
@@ -54,11 +55,12 @@ static void info_free(skn_info *i) {
 
 /* Stores i in the rank's table; frees it on failure. */
 static int info_add(skn_rank *me, const char *fn, skn_info *i, MPI_Info *out) {
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx);
-  if (idx == 0) SKN_TABLE_SLOT(me->infos, me->ninfos, 1, idx); /* index 0 is MPI_INFO_NULL */
-  if (idx >= 0) me->infos[idx] = i;
+  SKN_TABLE_SLOT(api->infos, api->ninfos, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(api->infos, api->ninfos, 1, idx); /* index 0 is MPI_INFO_NULL */
+  if (idx >= 0) api->infos[idx] = i;
   skn_rank_unlock(me);
   if (idx < 0) {
     info_free(i);
@@ -105,9 +107,9 @@ static int impl_Info_create(skn_rank *me, const char *fn, MPI_Info *info) {
 static int impl_Info_set(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key, const char *value) {
   int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
-  if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
+  if (info == MPI_INFO_ENV) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
   if (strnlen(value, MPI_MAX_INFO_VAL + 1) > MPI_MAX_INFO_VAL)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, fn, "value of key '%s' longer than MPI_MAX_INFO_VAL",
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO_VALUE, fn, "value of key '%s' longer than MPI_MAX_INFO_VAL",
                          key);
   int k = find(i, key);
   if (k >= 0) {
@@ -124,7 +126,7 @@ static int impl_Info_get(skn_rank *me, const char *fn, MPI_Info info, skn_info *
                          char *value, int *flag) {
   int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
-  if (valuelen < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "valuelen=%d", valuelen);
+  if (valuelen < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "valuelen=%d", valuelen);
   int k = find(i, key);
   *flag = k >= 0;
   if (k >= 0) { /* truncated to valuelen characters (the buffer holds valuelen + 1) */
@@ -153,7 +155,7 @@ static int impl_Info_get_nkeys(skn_rank *me, const char *fn, MPI_Info info, skn_
 
 static int impl_Info_get_nthkey(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, int n, char *key) {
   if (n < 0 || n >= i->n)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n=%d (the info object has %d keys)", n, i->n);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "n=%d (the info object has %d keys)", n, i->n);
   strcpy(key, i->keys[n]); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
   return MPI_SUCCESS;
 }
@@ -161,9 +163,9 @@ static int impl_Info_get_nthkey(skn_rank *me, const char *fn, MPI_Info info, skn
 static int impl_Info_delete(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, const char *key) {
   int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
-  if (info == MPI_INFO_ENV) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
+  if (info == MPI_INFO_ENV) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO, fn, "MPI_INFO_ENV is read-only");
   int k = find(i, key);
-  if (k < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, fn, "key '%s' is not set", key);
+  if (k < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO_NOKEY, fn, "key '%s' is not set", key);
   free(i->keys[k]);
   free(i->vals[k]);
   memmove(i->keys + k, i->keys + k + 1, sizeof(char *) * (size_t)(i->n - k - 1));
@@ -184,15 +186,16 @@ static int impl_Info_dup(skn_rank *me, const char *fn, MPI_Info info, skn_info *
 }
 
 static int impl_Info_free(skn_rank *me, const char *fn, MPI_Info *info) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)*info & 0xffffffu;
   skn_info *i = NULL;
   skn_rank_lock(me);
-  if (((unsigned)*info >> 24) == SKN_KIND_INFO && idx > 0 && idx < (unsigned)me->ninfos) {
-    i = me->infos[idx];
-    me->infos[idx] = NULL;
+  if (((unsigned)*info >> 24) == SKN_KIND_INFO && idx > 0 && idx < (unsigned)api->ninfos) {
+    i = api->infos[idx];
+    api->infos[idx] = NULL;
   }
   skn_rank_unlock(me);
-  if (!i) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)*info);
+  if (!i) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)*info);
   info_free(i);
   *info = MPI_INFO_NULL;
   return MPI_SUCCESS;
@@ -205,7 +208,7 @@ static int impl_Info_get_string(skn_rank *me, const char *fn, MPI_Info info, skn
   int rc = check_key(me, fn, key);
   if (rc != MPI_SUCCESS) return rc;
   if (*buflen < 0 || (*buflen > 0 && !value))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buflen=%d, value=%p", *buflen, (void *)value);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "buflen=%d, value=%p", *buflen, (void *)value);
   int k = find(i, key);
   *flag = k >= 0;
   if (k < 0) return MPI_SUCCESS;
@@ -294,12 +297,12 @@ int skn_info_copy_handle(skn_rank *me, const char *fn, MPI_Info h, skn_info **ou
   *out = NULL;
   if (h == MPI_INFO_NULL) return MPI_SUCCESS;
   skn_info *i = info_get(me, h);
-  if (!i) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)h);
+  if (!i) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)h);
   return (*out = skn_info_clone(i)) ? MPI_SUCCESS : nomem(me, fn);
 }
 
 int skn_info_new_handle(skn_rank *me, const char *fn, const skn_info *src, MPI_Info *out) {
-  if (!out) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info_used=NULL");
+  if (!out) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "info_used=NULL");
   skn_info *d = src ? skn_info_clone(src) : calloc(1, sizeof *d);
   if (!d) return nomem(me, fn);
   return info_add(me, fn, d, out);

@@ -10,10 +10,10 @@
 static int impl_Alloc_mem(skn_rank *me, const char *fn, MPI_Aint size, MPI_Info info, skn_info *info_obj,
                           void *baseptr) {
   (void)info, (void)info_obj;
-  if (!baseptr) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "baseptr=NULL");
+  if (!baseptr) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "baseptr=NULL");
   size_t bytes = ((size_t)size + SKN_CACHELINE - 1) & ~(size_t)(SKN_CACHELINE - 1);
   void *p = aligned_alloc(SKN_CACHELINE, bytes ? bytes : SKN_CACHELINE);
-  if (!p) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for %td bytes", size);
+  if (!p) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory for %td bytes", size);
   *(void **)baseptr = p;
   return MPI_SUCCESS;
 }

@@ -41,12 +41,11 @@ struct skn_t_enum {
 static const struct skn_t_enum bind_enum = {"skein_bind", 2, {{0, "off"}, {1, "cores"}}};
 enum { NCVARS = sizeof cvars / sizeof cvars[0] };
 
-/* Whether MPI_T is initialized is each rank's own state, as it is each process's in a
- * process-based MPI; a thread of no rank has nothing to count on and is refused. */
-static int *t_refs(void) {
-  skn_rank *me = skn_rank_self();
-  return me ? &me->mpit_refs : NULL;
-}
+/* Whether MPI_T is initialized is each rank's own state (skn_rank.mpit_refs), as it is each
+ * process's in a process-based MPI; a thread of no rank has nothing to count on and is
+ * refused. The generated entry points (functions.txt: `tools`) return
+ * MPI_T_ERR_NOT_INITIALIZED before an impl_ function runs, and return errors as codes:
+ * MPI_T calls no error handler. */
 
 struct skn_t_cvar {
   int index;
@@ -64,43 +63,30 @@ static int copy_str(const char *src, char *dst, int *len) {
   return MPI_SUCCESS;
 }
 
-int PMPI_T_init_thread(int required, int *provided) {
+/* me: NULL on a thread of no rank (`anytime`) */
+static int impl_T_init_thread(skn_rank *me, int required, int *provided) {
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE || !provided) return MPI_ERR_ARG;
-  int *refs = t_refs();
-  if (!refs) return MPI_T_ERR_CANNOT_INIT;
-  __atomic_fetch_add(refs, 1, __ATOMIC_RELAXED); /* threads of the rank may call it too */
+  if (!me) return MPI_T_ERR_CANNOT_INIT;
+  __atomic_fetch_add(&me->mpit_refs, 1, __ATOMIC_RELAXED); /* threads of the rank may call it too */
   *provided = MPI_THREAD_MULTIPLE; /* the tables are immutable */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_init_thread);
 
-int PMPI_T_finalize(void) {
-  int *refs = t_refs();
-  int n = refs ? __atomic_load_n(refs, __ATOMIC_RELAXED) : 0;
+static int impl_T_finalize(skn_rank *me) {
+  int n = me ? __atomic_load_n(&me->mpit_refs, __ATOMIC_RELAXED) : 0;
   do
     if (n == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  while (!__atomic_compare_exchange_n(refs, &n, n - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  while (!__atomic_compare_exchange_n(&me->mpit_refs, &n, n - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_finalize);
 
-#define NEED_INIT()                                              \
-  do {                                                           \
-    const int *refs_ = t_refs();                                 \
-    if (!refs_ || __atomic_load_n(refs_, __ATOMIC_RELAXED) == 0) return MPI_T_ERR_NOT_INITIALIZED; \
-  } while (0)
-
-int PMPI_T_cvar_get_num(int *num) {
-  NEED_INIT();
-  if (!num) return MPI_ERR_ARG;
+static int impl_T_cvar_get_num(skn_rank *me, int *num) {
   *num = NCVARS;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_cvar_get_num);
 
-int PMPI_T_cvar_get_info(int i, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+static int impl_T_cvar_get_info(skn_rank *me, int i, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
                          MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) {
-  NEED_INIT();
   if (i < 0 || i >= NCVARS) return MPI_T_ERR_INVALID_INDEX;
   copy_str(cvars[i].name, name, name_len);
   copy_str(cvars[i].desc, desc, desc_len);
@@ -111,11 +97,8 @@ int PMPI_T_cvar_get_info(int i, char *name, int *name_len, int *verbosity, MPI_D
   if (scope) *scope = MPI_T_SCOPE_READONLY;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_cvar_get_info);
 
-int PMPI_T_cvar_get_index(const char *name, int *index) {
-  NEED_INIT();
-  if (!name || !index) return MPI_ERR_ARG;
+static int impl_T_cvar_get_index(skn_rank *me, const char *name, int *index) {
   for (int i = 0; i < NCVARS; i++)
     if (!strcmp(cvars[i].name, name)) {
       *index = i;
@@ -123,13 +106,10 @@ int PMPI_T_cvar_get_index(const char *name, int *index) {
     }
   return MPI_T_ERR_INVALID_NAME;
 }
-SKN_WEAK_ALIAS(T_cvar_get_index);
 
-int PMPI_T_cvar_handle_alloc(int i, void *obj, MPI_T_cvar_handle *handle, int *count) {
+static int impl_T_cvar_handle_alloc(skn_rank *me, int i, void *obj, MPI_T_cvar_handle *handle, int *count) {
   (void)obj; /* bound to no object */
-  NEED_INIT();
   if (i < 0 || i >= NCVARS) return MPI_T_ERR_INVALID_INDEX;
-  if (!handle || !count) return MPI_ERR_ARG;
   struct skn_t_cvar *h = malloc(sizeof *h);
   if (!h) return MPI_T_ERR_MEMORY;
   h->index = i;
@@ -137,19 +117,15 @@ int PMPI_T_cvar_handle_alloc(int i, void *obj, MPI_T_cvar_handle *handle, int *c
   *count = 1;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_cvar_handle_alloc);
 
-int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) {
-  NEED_INIT();
-  if (!handle || !*handle) return MPI_T_ERR_INVALID_HANDLE;
+static int impl_T_cvar_handle_free(skn_rank *me, MPI_T_cvar_handle *handle) {
+  if (!*handle) return MPI_T_ERR_INVALID_HANDLE;
   free(*handle);
   *handle = MPI_T_CVAR_HANDLE_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_cvar_handle_free);
 
-int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
-  NEED_INIT();
+static int impl_T_cvar_read(skn_rank *me, MPI_T_cvar_handle handle, void *buf) {
   if (!handle || handle->index < 0 || handle->index >= NCVARS) return MPI_T_ERR_INVALID_HANDLE;
   if (!buf) return MPI_ERR_ARG;
   /* what start-up read: the same environment, the same defaults (boot/config.c) */
@@ -168,39 +144,32 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
   *(unsigned long long *)buf = v;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_cvar_read);
 
-int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) {
+static int impl_T_cvar_write(skn_rank *me, MPI_T_cvar_handle handle, const void *buf) {
   (void)buf;
-  NEED_INIT();
   if (!handle) return MPI_T_ERR_INVALID_HANDLE;
   return MPI_T_ERR_CVAR_SET_NEVER; /* read at start-up only */
 }
-SKN_WEAK_ALIAS(T_cvar_write);
 
 /* ------------------------------------------------------------------ enumerations */
 
 
 static const struct skn_t_enum *enum_of(MPI_T_enum e) { return e == &bind_enum ? e : NULL; }
 
-int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) {
-  NEED_INIT();
+static int impl_T_enum_get_info(skn_rank *me, MPI_T_enum enumtype, int *num, char *name, int *name_len) {
   const struct skn_t_enum *e = enum_of(enumtype);
   if (!e) return MPI_T_ERR_INVALID_HANDLE;
   if (num) *num = e->n;
   return copy_str(e->name, name, name_len);
 }
-SKN_WEAK_ALIAS(T_enum_get_info);
 
-int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len) {
-  NEED_INIT();
+static int impl_T_enum_get_item(skn_rank *me, MPI_T_enum enumtype, int index, int *value, char *name, int *name_len) {
   const struct skn_t_enum *e = enum_of(enumtype);
   if (!e) return MPI_T_ERR_INVALID_HANDLE;
   if (index < 0 || index >= e->n) return MPI_T_ERR_INVALID_ITEM;
   if (value) *value = e->items[index].value;
   return copy_str(e->items[index].name, name, name_len);
 }
-SKN_WEAK_ALIAS(T_enum_get_item);
 
 /* ------------------------------------------------------------------ performance variables */
 
@@ -266,18 +235,14 @@ struct skn_t_session {
   struct skn_t_pvar *handles;
 };
 
-int PMPI_T_pvar_get_num(int *num) {
-  NEED_INIT();
-  if (!num) return MPI_ERR_ARG;
+static int impl_T_pvar_get_num(skn_rank *me, int *num) {
   *num = NPVARS;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_get_num);
 
-int PMPI_T_pvar_get_info(int i, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype,
-                         MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly,
-                         int *is_continuous, int *atomic) {
-  NEED_INIT();
+static int impl_T_pvar_get_info(skn_rank *me, int i, char *name, int *name_len, int *verbosity, int *var_class,
+                                MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                                int *readonly, int *is_continuous, int *atomic) {
   if (i < 0 || i >= NPVARS) return MPI_T_ERR_INVALID_INDEX;
   copy_str(pvars[i].name, name, name_len);
   copy_str(pvars[i].desc, desc, desc_len);
@@ -291,11 +256,8 @@ int PMPI_T_pvar_get_info(int i, char *name, int *name_len, int *verbosity, int *
   if (atomic) *atomic = 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_get_info);
 
-int PMPI_T_pvar_get_index(const char *name, int var_class, int *index) {
-  NEED_INIT();
-  if (!name || !index) return MPI_ERR_ARG;
+static int impl_T_pvar_get_index(skn_rank *me, const char *name, int var_class, int *index) {
   for (int i = 0; i < NPVARS; i++)
     if (pvars[i].var_class == var_class && !strcmp(pvars[i].name, name)) {
       *index = i;
@@ -303,27 +265,22 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *index) {
     }
   return MPI_T_ERR_INVALID_NAME;
 }
-SKN_WEAK_ALIAS(T_pvar_get_index);
 
-int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) {
-  NEED_INIT();
-  if (!session) return MPI_ERR_ARG;
+static int impl_T_pvar_session_create(skn_rank *me, MPI_T_pvar_session *session) {
   struct skn_t_session *s = calloc(1, sizeof *s);
   if (!s) return MPI_T_ERR_MEMORY;
-  s->owner = skn_rank_self();
+  s->owner = me;
   *session = s;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_session_create);
 
 /* A session is its rank's: another rank's session is as invalid as a freed one. */
-static struct skn_t_session *session_of(MPI_T_pvar_session s) {
-  return s && s->owner == skn_rank_self() ? s : NULL;
+static struct skn_t_session *session_of(skn_rank *me, MPI_T_pvar_session s) {
+  return s && s->owner == me ? s : NULL;
 }
 
-int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) {
-  NEED_INIT();
-  struct skn_t_session *s = session ? session_of(*session) : NULL;
+static int impl_T_pvar_session_free(skn_rank *me, MPI_T_pvar_session *session) {
+  struct skn_t_session *s = session_of(me, *session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   for (struct skn_t_pvar *h = s->handles, *next; h; h = next) {
     next = h->next;
@@ -333,15 +290,13 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) {
   *session = MPI_T_PVAR_SESSION_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_session_free);
 
-int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int i, void *obj, MPI_T_pvar_handle *handle, int *count) {
+static int impl_T_pvar_handle_alloc(skn_rank *me, MPI_T_pvar_session session, int i, void *obj,
+                                    MPI_T_pvar_handle *handle, int *count) {
   (void)obj; /* bound to no object */
-  NEED_INIT();
-  struct skn_t_session *s = session_of(session);
+  struct skn_t_session *s = session_of(me, session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   if (i < 0 || i >= NPVARS) return MPI_T_ERR_INVALID_INDEX;
-  if (!handle || !count) return MPI_ERR_ARG;
   struct skn_t_pvar *h = calloc(1, sizeof *h);
   if (!h) return MPI_T_ERR_MEMORY;
   h->index = i;
@@ -353,7 +308,6 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int i, void *obj, MPI_T
   *count = 1;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_handle_alloc);
 
 /* The handle if it belongs to session s, else NULL. */
 static struct skn_t_pvar *handle_of(struct skn_t_session *s, MPI_T_pvar_handle handle) {
@@ -362,11 +316,10 @@ static struct skn_t_pvar *handle_of(struct skn_t_session *s, MPI_T_pvar_handle h
   return NULL;
 }
 
-int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) {
-  NEED_INIT();
-  struct skn_t_session *s = session_of(session);
+static int impl_T_pvar_handle_free(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle *handle) {
+  struct skn_t_session *s = session_of(me, session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
-  struct skn_t_pvar *h = handle ? handle_of(s, *handle) : NULL;
+  struct skn_t_pvar *h = handle_of(s, *handle);
   if (!h) return MPI_T_ERR_INVALID_HANDLE;
   struct skn_t_pvar **at = &s->handles;
   while (*at != h) at = &(*at)->next;
@@ -375,7 +328,6 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
   *handle = MPI_T_PVAR_HANDLE_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_handle_free);
 
 static uint64_t counter_value(skn_rank *me, const struct skn_t_pvar *h) {
   return h->accum + (h->started ? pvar_now(me, h->index) - h->base : 0);
@@ -383,8 +335,7 @@ static uint64_t counter_value(skn_rank *me, const struct skn_t_pvar *h) {
 
 enum pvar_action { START, STOP, RESET };
 
-static int act(struct skn_t_pvar *h, enum pvar_action a) {
-  skn_rank *me = skn_rank_self();
+static int act(skn_rank *me, struct skn_t_pvar *h, enum pvar_action a) {
   if (continuous(h->index)) return a == RESET ? MPI_T_ERR_PVAR_NO_WRITE : MPI_T_ERR_PVAR_NO_STARTSTOP;
   switch (a) {
   case START:
@@ -405,65 +356,61 @@ static int act(struct skn_t_pvar *h, enum pvar_action a) {
 
 /* Start, stop or reset one handle, or with MPI_T_PVAR_ALL_HANDLES every handle of the
  * session that allows it (the others are skipped, as the standard says). */
-static int act_on(MPI_T_pvar_session session, MPI_T_pvar_handle handle, enum pvar_action a) {
-  NEED_INIT();
-  struct skn_t_session *s = session_of(session);
+static int act_on(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle, enum pvar_action a) {
+  struct skn_t_session *s = session_of(me, session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   if (handle == MPI_T_PVAR_ALL_HANDLES) {
     for (struct skn_t_pvar *h = s->handles; h; h = h->next)
-      if (!continuous(h->index)) act(h, a);
+      if (!continuous(h->index)) act(me, h, a);
     return MPI_SUCCESS;
   }
   struct skn_t_pvar *h = handle_of(s, handle);
-  return h ? act(h, a) : MPI_T_ERR_INVALID_HANDLE;
+  return h ? act(me, h, a) : MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return act_on(session, handle, START); }
-SKN_WEAK_ALIAS(T_pvar_start);
-int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return act_on(session, handle, STOP); }
-SKN_WEAK_ALIAS(T_pvar_stop);
-int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return act_on(session, handle, RESET); }
-SKN_WEAK_ALIAS(T_pvar_reset);
+static int impl_T_pvar_start(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+  return act_on(me, session, handle, START);
+}
+static int impl_T_pvar_stop(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+  return act_on(me, session, handle, STOP);
+}
+static int impl_T_pvar_reset(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
+  return act_on(me, session, handle, RESET);
+}
 
-static int read_one(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf, bool reset) {
-  NEED_INIT();
-  struct skn_t_session *s = session_of(session);
+static int read_one(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf, bool reset) {
+  struct skn_t_session *s = session_of(me, session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   struct skn_t_pvar *h = handle == MPI_T_PVAR_ALL_HANDLES ? NULL : handle_of(s, handle);
   if (!h) return MPI_T_ERR_INVALID_HANDLE;
   if (!buf) return MPI_ERR_ARG;
   if (reset && continuous(h->index)) return MPI_T_ERR_PVAR_NO_WRITE;
-  skn_rank *me = skn_rank_self();
   uint64_t v = continuous(h->index) ? pvar_now(me, h->index) : counter_value(me, h);
   if (pvars[h->index].type == MPI_UNSIGNED) *(unsigned *)buf = (unsigned)v;
   else *(unsigned long long *)buf = v;
-  if (reset) act(h, RESET);
+  if (reset) act(me, h, RESET);
   return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
-  return read_one(session, handle, buf, false);
+static int impl_T_pvar_read(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+  return read_one(me, session, handle, buf, false);
 }
-SKN_WEAK_ALIAS(T_pvar_read);
 
-int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
-  return read_one(session, handle, buf, true);
+static int impl_T_pvar_readreset(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) {
+  return read_one(me, session, handle, buf, true);
 }
-SKN_WEAK_ALIAS(T_pvar_readreset);
 
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) {
-  NEED_INIT();
-  struct skn_t_session *s = session_of(session);
+static int impl_T_pvar_write(skn_rank *me, MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) {
+  struct skn_t_session *s = session_of(me, session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   struct skn_t_pvar *h = handle == MPI_T_PVAR_ALL_HANDLES ? NULL : handle_of(s, handle);
   if (!h) return MPI_T_ERR_INVALID_HANDLE;
   if (continuous(h->index)) return MPI_T_ERR_PVAR_NO_WRITE;
   if (!buf) return MPI_ERR_ARG;
   h->accum = *(const unsigned long long *)buf; /* every counter is MPI_UNSIGNED_LONG_LONG */
-  h->base = pvar_now(skn_rank_self(), h->index);
+  h->base = pvar_now(me, h->index);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_pvar_write);
 
 /* ------------------------------------------------------------------ categories */
 
@@ -485,17 +432,13 @@ static int pvars_in(int cat, int len, int *indices) {
   return n;
 }
 
-int PMPI_T_category_get_num(int *num) {
-  NEED_INIT();
-  if (!num) return MPI_ERR_ARG;
+static int impl_T_category_get_num(skn_rank *me, int *num) {
   *num = NCATS;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_get_num);
 
-int PMPI_T_category_get_info(int i, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars,
-                             int *num_pvars, int *num_categories) {
-  NEED_INIT();
+static int impl_T_category_get_info(skn_rank *me, int i, char *name, int *name_len, char *desc, int *desc_len,
+                                    int *num_cvars, int *num_pvars, int *num_categories) {
   if (i < 0 || i >= NCATS) return MPI_T_ERR_INVALID_INDEX;
   copy_str(cats[i].name, name, name_len);
   copy_str(cats[i].desc, desc, desc_len);
@@ -504,11 +447,8 @@ int PMPI_T_category_get_info(int i, char *name, int *name_len, char *desc, int *
   if (num_categories) *num_categories = 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_get_info);
 
-int PMPI_T_category_get_index(const char *name, int *index) {
-  NEED_INIT();
-  if (!name || !index) return MPI_ERR_ARG;
+static int impl_T_category_get_index(skn_rank *me, const char *name, int *index) {
   for (int i = 0; i < NCATS; i++)
     if (!strcmp(cats[i].name, name)) {
       *index = i;
@@ -516,39 +456,31 @@ int PMPI_T_category_get_index(const char *name, int *index) {
     }
   return MPI_T_ERR_INVALID_NAME;
 }
-SKN_WEAK_ALIAS(T_category_get_index);
 
-int PMPI_T_category_get_cvars(int i, int len, int indices[]) {
-  NEED_INIT();
+static int impl_T_category_get_cvars(skn_rank *me, int i, int len, int indices[]) {
   if (i < 0 || i >= NCATS) return MPI_T_ERR_INVALID_INDEX;
-  if (len < 0 || (len > 0 && !indices)) return MPI_ERR_ARG;
+  if (len < 0) return MPI_ERR_ARG;
   for (int k = 0; i == CAT_SETTINGS && k < len && k < NCVARS; k++) indices[k] = k;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_get_cvars);
 
-int PMPI_T_category_get_pvars(int i, int len, int indices[]) {
-  NEED_INIT();
+static int impl_T_category_get_pvars(skn_rank *me, int i, int len, int indices[]) {
   if (i < 0 || i >= NCATS) return MPI_T_ERR_INVALID_INDEX;
-  if (len < 0 || (len > 0 && !indices)) return MPI_ERR_ARG;
+  if (len < 0) return MPI_ERR_ARG;
   pvars_in(i, len, indices);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_get_pvars);
 
-int PMPI_T_category_get_categories(int i, int len, int indices[]) {
+static int impl_T_category_get_categories(skn_rank *me, int i, int len, int indices[]) {
   (void)indices; /* no category holds another */
-  NEED_INIT();
   if (i < 0 || i >= NCATS) return MPI_T_ERR_INVALID_INDEX;
   if (len < 0) return MPI_ERR_ARG;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_get_categories);
 
-int PMPI_T_category_changed(int *stamp) {
-  NEED_INIT();
-  if (!stamp) return MPI_ERR_ARG;
+static int impl_T_category_changed(skn_rank *me, int *stamp) {
   *stamp = 0; /* the categories never change */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(T_category_changed);
+
+#include "entries_mpit.h"

@@ -10,7 +10,7 @@
 static inline skn_req *lookup_or_error(skn_rank *me, const char *fn, MPI_Request h, int *rc) {
   skn_req *r = skn_req_lookup(me, h);
   *rc = r ? MPI_SUCCESS
-          : skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "request=%#x is not a valid request", (unsigned)h);
+          : skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_REQUEST, fn, "request=%#x is not a valid request", (unsigned)h);
   return r;
 }
 
@@ -52,7 +52,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   }
   if (SKN_UNLIKELY(grc != MPI_SUCCESS)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = grc;
-    return skn_api_error(me, MPI_COMM_WORLD, grc, fn, "the query or free function of a generalized request "
+    return skn_api_error(me, SKN_API_NOOBJ, grc, fn, "the query or free function of a generalized request "
                          "returned %d", grc);
   }
   return MPI_SUCCESS;
@@ -112,14 +112,14 @@ static int impl_Waitall(skn_rank *me, const char *fn, int count, MPI_Request req
   }
   skn_api_leave(me);
   bool any_error = false;
-  int comm = MPI_COMM_WORLD; /* the first failed request's: its handler is called */
+  int comm = SKN_API_NOOBJ; /* the first failed request's: its handler is called */
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) {
       if (statuses != MPI_STATUSES_IGNORE) skn_api_empty_status(&statuses[i]);
       continue;
     }
     skn_req *r = skn_req_lookup(me, reqs[i]);
-    int rcomm = skn_api_active(r) ? skn_api_active(r)->comm : MPI_COMM_WORLD;
+    int rcomm = skn_api_active(r) ? skn_api_active(r)->comm : SKN_API_NOOBJ;
     bool before = any_error;
     finish_in_status(me, fn, &reqs[i], r, statuses, i, &any_error);
     if (any_error && !before) comm = rcomm;
@@ -188,7 +188,7 @@ static int collect_done(skn_rank *me, const char *fn, int count, MPI_Request req
                         MPI_Status statuses[], int *rc) {
   int n = 0;
   bool any_active = false, any_error = false;
-  int comm = MPI_COMM_WORLD;
+  int comm = SKN_API_NOOBJ;
   *rc = MPI_SUCCESS;
   for (int i = 0; i < count; i++) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
@@ -303,7 +303,7 @@ static int impl_Request_free(skn_rank *me, const char *fn, MPI_Request *req, skn
     *req = MPI_REQUEST_NULL;
     rc = skn_api_greq_user_free(me, r);
     return rc == MPI_SUCCESS ? MPI_SUCCESS
-                             : skn_api_error(me, MPI_COMM_WORLD, rc, fn,
+                             : skn_api_error(me, SKN_API_NOOBJ, rc, fn,
                                              "the free function of a generalized request returned %d", rc);
   }
   if (r->kind == SKN_REQ_PERSISTENT) {
@@ -336,7 +336,7 @@ static int impl_Request_get_status(skn_rank *me, const char *fn, MPI_Request req
   if (*flag && a->kind == SKN_REQ_GREQ) { /* the query function, without freeing */
     int qrc = skn_api_greq_query(me, a, status);
     if (qrc != MPI_SUCCESS)
-      return skn_api_error(me, MPI_COMM_WORLD, qrc, fn,
+      return skn_api_error(me, SKN_API_NOOBJ, qrc, fn,
                            "the query function of a generalized request returned %d", qrc);
   } else if (*flag) {
     skn_api_set_status(status, a);
@@ -349,7 +349,7 @@ static int impl_Cancel(skn_rank *me, const char *fn, MPI_Request *req, skn_req *
   if (a && a->kind == SKN_REQ_GREQ) {
     int crc = skn_api_greq_cancel(me, a);
     if (crc != MPI_SUCCESS)
-      return skn_api_error(me, MPI_COMM_WORLD, crc, fn,
+      return skn_api_error(me, SKN_API_NOOBJ, crc, fn,
                            "the cancel function of a generalized request returned %d", crc);
   } else if (a && a->mode == SKN_MODE_BUFFERED && a->inner) skn_bsend_cancel(me, a);
   else if (a && !a->cancelled) skn_p2p_cancel(me, a); /* not cancelled if it already matched */
@@ -426,7 +426,7 @@ static int impl_Status_set_elements_x(skn_rank *me, const char *fn, MPI_Status *
   (void)dt;
   long long bytes = skn_dt_element_bytes(t, count);
   if (bytes < 0)
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "count=%lld elements do not fill the datatype's layout",
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "count=%lld elements do not fill the datatype's layout",
                          (long long)count);
   status->skn_bytes = bytes;
   return MPI_SUCCESS;
@@ -548,7 +548,7 @@ static skn_req *message_lookup(skn_rank *me, MPI_Message h) {
 static int mrecv_common(skn_rank *me, const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
                         skn_req *r) {
   skn_req *m = message_lookup(me, *message);
-  if (!m) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "message is not a matched message");
+  if (!m) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_REQUEST, fn, "message is not a matched message");
   const skn_dtype *t = skn_api_dtype(me, dt);
   if (!t) return skn_api_error(me, m->comm, MPI_ERR_TYPE, fn, "datatype=%#x", (unsigned)dt);
   if (count < 0) return skn_api_error(me, m->comm, MPI_ERR_COUNT, fn, "count=%d", count);
@@ -595,7 +595,7 @@ static int impl_Imrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_D
   if (*message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
     skn_req *r = skn_req_alloc(me);
-    if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!r) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
     r->kind = SKN_REQ_RECV;
     r->st_src = MPI_PROC_NULL;
     r->st_tag = MPI_ANY_TAG;
@@ -605,7 +605,7 @@ static int impl_Imrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_D
     return MPI_SUCCESS;
   }
   skn_req *r = skn_req_alloc(me);
-  if (!r) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+  if (!r) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   int rc = mrecv_common(me, fn, buf, count, dt, message, r);
   if (rc) {
     skn_req_release(r);
@@ -621,8 +621,8 @@ static int impl_Imrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_D
 
 /* The protocol is the core's (core/bsend.c); here only the attach and detach calls. */
 static int impl_Buffer_attach(skn_rank *me, const char *fn, void *buffer, int size) {
-  if (me->bsend_buf) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "a buffer is already attached");
-  if (!buffer && size > 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "buffer=NULL size=%d", size);
+  if (me->bsend_buf) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_BUFFER, fn, "a buffer is already attached");
+  if (!buffer && size > 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "buffer=NULL size=%d", size);
   me->bsend_buf = buffer;
   me->bsend_size = (size_t)size;
   return MPI_SUCCESS;

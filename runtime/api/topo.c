@@ -322,20 +322,20 @@ static void dims_dfs(dims_search *s, int depth, int R, int prev) {
 }
 
 static int impl_Dims_create(skn_rank *me, const char *fn, int nnodes, int ndims, int dims[]) {
-  if (ndims < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims=%d", ndims);
-  if (nnodes <= 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "nnodes=%d", nnodes);
-  if (ndims > 0 && !dims) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "dims=NULL");
+  if (ndims < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "ndims=%d", ndims);
+  if (nnodes <= 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "nnodes=%d", nnodes);
+  if (ndims > 0 && !dims) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "dims=NULL");
   long long fixed = 1;
   int nfree = 0;
   for (int d = 0; d < ndims; d++) {
-    if (dims[d] < 0) return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_DIMS, fn, "dims[%d]=%d", d, dims[d]);
+    if (dims[d] < 0) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_DIMS, fn, "dims[%d]=%d", d, dims[d]);
     if (dims[d] == 0)
       nfree++;
     else if ((fixed *= dims[d]) > nnodes)
       break;
   }
   if (nnodes % fixed || (nfree == 0 && fixed != nnodes))
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_DIMS, fn,
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_DIMS, fn,
                          "nnodes=%d is not a multiple of the product of the given dimensions", nnodes);
   if (nfree == 0) return MPI_SUCCESS;
   int R = (int)(nnodes / fixed);
@@ -353,7 +353,7 @@ static int impl_Dims_create(skn_rank *me, const char *fn, int nnodes, int ndims,
   if (!cur || !best) {
     free(cur);
     free(best);
-    return skn_api_error(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
   dims_search s = {divs, nd, nfree, cur, best, (long long)1 << 62, (long long)1 << 62};
   dims_dfs(&s, 0, R, R);

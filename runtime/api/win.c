@@ -1,7 +1,7 @@
 /* One-sided communication: the MPI entry points. Argument checks, handle translation,
  * epoch bookkeeping and error classes; the windows, synchronization words and data
  * paths are core/rma.c. A window's handle indexes the calling rank's table of views
- * (me->wins); the window object itself is shared by its members. */
+ * (skn_api_rank.wins, api.h); the window object itself is shared by its members. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +12,10 @@
 /* ------------------------------------------------------------------ handles */
 
 skn_win_view *skn_api_win(skn_rank *me, MPI_Win h) {
+  skn_api_rank *api = skn_api_of(me);
   unsigned idx = (unsigned)h & 0xffffffu;
-  if (((unsigned)h >> 24) != SKN_KIND_WIN || idx == 0 || idx >= (unsigned)me->nwins) return NULL;
-  return me->wins[idx];
+  if (((unsigned)h >> 24) != SKN_KIND_WIN || idx == 0 || idx >= (unsigned)api->nwins) return NULL;
+  return api->wins[idx];
 }
 
 #define WIN_ERR(cls, ...) skn_api_win_error(me, win, cls, fn, __VA_ARGS__)
@@ -128,11 +129,12 @@ static int create(const char *fn, int flavor, void *base, MPI_Aint size, int dis
   v->disp_unit = disp_unit;
   v->flavor = flavor;
   v->model = MPI_WIN_UNIFIED;
+  skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;
-  SKN_TABLE_SLOT(me->wins, me->nwins, 1, idx);
-  if (idx == 0) SKN_TABLE_SLOT(me->wins, me->nwins, 1, idx); /* index 0 is MPI_WIN_NULL */
-  if (idx >= 0) me->wins[idx] = v;
+  SKN_TABLE_SLOT(api->wins, api->nwins, 1, idx);
+  if (idx == 0) SKN_TABLE_SLOT(api->wins, api->nwins, 1, idx); /* index 0 is MPI_WIN_NULL */
+  if (idx >= 0) api->wins[idx] = v;
   skn_rank_unlock(me);
   if (idx < 0) { /* the others have their handles: this rank's view is what is missing */
     skn_win_free(me, w);
@@ -239,7 +241,7 @@ int PMPI_Win_free(MPI_Win *winp) {
   skn_win_free(me, v->win);
   skn_api_leave(me);
   skn_rank_lock(me);
-  me->wins[(unsigned)win & 0xffffffu] = NULL;
+  skn_api_of(me)->wins[(unsigned)win & 0xffffffu] = NULL;
   skn_rank_unlock(me);
   view_free(v);
   *winp = MPI_WIN_NULL;

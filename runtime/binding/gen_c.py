@@ -55,7 +55,8 @@ HANDLE_CHECKS.update({
 })
 UNCOMMITTED_DTYPE = 'skn_api_dtype_any(me, {a})'
 NULL_HANDLE = {'INFO': 'MPI_INFO_NULL', 'ERRHANDLER': 'MPI_ERRHANDLER_NULL', 'WIN': 'MPI_WIN_NULL',
-               'COMM': 'MPI_COMM_NULL', 'GROUP': 'MPI_GROUP_NULL', 'DATATYPE': 'MPI_DATATYPE_NULL'}
+               'COMM': 'MPI_COMM_NULL', 'GROUP': 'MPI_GROUP_NULL', 'DATATYPE': 'MPI_DATATYPE_NULL',
+               'FILE': 'MPI_FILE_NULL'}
 
 
 def error_call(f):
@@ -64,7 +65,8 @@ def error_call(f):
     if win:
         return f'skn_api_win_error(me, {win}, {{cls}}, fn, {{rest}})'
     obj = next((a.name for a in f.args if a.kind in ('FILE', 'COMM') and a.direction == 'in' and not a.array), None)
-    return f'skn_api_error(me, {obj or "MPI_COMM_WORLD"}, {{cls}}, fn, {{rest}})'
+    # no object: MPI_COMM_SELF (MPI-4.0 section 2.8; api.h's SKN_API_NOOBJ)
+    return f'skn_api_error(me, {obj or "SKN_API_NOOBJ"}, {{cls}}, fn, {{rest}})'
 # ---- end of issue 13 (gen13) block
 
 
@@ -125,17 +127,30 @@ def p2p_check(f, a, fail, body, late):
 def entry(f):
     """PMPI_X: find the rank, check each argument in order, call impl_X."""
     fn = f'MPI_{f.short}'
-    self_ = 'skn_api_self_any' if f.anytime else 'skn_api_self'
-    body = [f'static const char fn[] = "{fn}";', f'skn_rank *me = {self_}(fn);']
-    call = ['me', 'fn']
-    report = error_call(f)
+    if f.tools:
+        # MPI_T: the rank, if any, and its tools interface initialized; errors are returned
+        body = ['skn_rank *me = skn_rank_self();']
+        if not f.anytime:
+            body.append('if (SKN_UNLIKELY(!me || !__atomic_load_n(&me->mpit_refs, __ATOMIC_RELAXED))) '
+                        'return MPI_T_ERR_NOT_INITIALIZED;')
+        call = ['me']
 
-    def fail(cls, fmt, *vals):
-        args = ''.join(', ' + v for v in vals)
-        return 'return ' + report.format(cls=cls, rest=f'"{fmt}"{args}') + ';'
+        def fail(cls, fmt, *vals):
+            return f'return {cls};'
+    else:
+        self_ = 'skn_api_self_any' if f.anytime else 'skn_api_self'
+        body = [f'static const char fn[] = "{fn}";', f'skn_rank *me = {self_}(fn);']
+        call = ['me', 'fn']
+        report = error_call(f)
+
+        def fail(cls, fmt, *vals):
+            args = ''.join(', ' + v for v in vals)
+            return 'return ' + report.format(cls=cls, rest=f'"{fmt}"{args}') + ';'
 
     def cls_of(a, default):
-        return 'MPI_ERR_' + a.err if a.err else default
+        if not a.err:
+            return default
+        return a.err if a.err.startswith('MPI_') else 'MPI_ERR_' + a.err
 
     late = []
     for a in f.args:

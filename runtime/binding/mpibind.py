@@ -26,6 +26,12 @@ args...)` of runtime/api/FILE.c, in which each handle argument is followed by th
 it names. Without it, PMPI_Name is
 written by hand.
 
+MPI_T (issue 13): `tools` after the header makes the entry return each error's code and
+call no error handler, as the tools interface does; it needs the calling rank's MPI_T
+initialized (MPI_T_ERR_NOT_INITIALIZED), unless `anytime` (MPI_T_init_thread, finalize),
+and calls `impl_Name(me, args...)` (no function name: nothing is reported). `err=` takes a
+full code there (err=MPI_T_ERR_INVALID_HANDLE).
+
 Issue 13 additions (gen13): `anytime` after the header (callable outside MPI_Init ..
 MPI_Finalize, as the Info functions); `err=CLASS` applies to any checked argument (a bad
 handle, a NULL pointer or string, a negative count); `null` lets a handle be its
@@ -131,6 +137,7 @@ class Function:
     entry: str = ''              # the api/ file whose impl_ it calls, when generated
     removed: bool = False        # removed from the standard by MPI-3.0
     anytime: bool = False        # callable before MPI_Init / after MPI_Finalize (entry: skn_api_self_any)
+    tools: bool = False          # MPI_T: errors are returned as codes, no error handler is called
     args: List[Arg] = field(default_factory=list)
 
     @property
@@ -157,14 +164,16 @@ def load(path) -> List[Function]:
                     section = title
                 continue
             if not line[0].isspace():
-                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?(\s+removed)?(\s+anytime)?\s*$', line)
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?((?:\s+(?:removed|anytime|tools))*)\s*$', line)
                 if not m:
-                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file]"')
+                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file] [removed] [anytime] [tools]"')
                 if m.group(1) in seen:
                     raise SyntaxError(f'{where}: {m.group(1)} described twice')
                 seen.add(m.group(1))
-                cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '', bool(m.group(4)))
-                cur.anytime = bool(m.group(5))
+                flags = m.group(4).split()
+                cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '', 'removed' in flags)
+                cur.anytime = 'anytime' in flags
+                cur.tools = 'tools' in flags
                 funcs.append(cur)
                 continue
             m = _ARG.match(line)

@@ -407,7 +407,7 @@ SKN_EXPORT char *ttyname(int fd) {
  * The hold. A rank whose parse returned -1 still reads optind (and may reset it and parse
  * again, a pre-scan then the real parse). So it keeps the parser, with no other rank
  * waiting, until it shows that its parse is over: its next MPI call (skn_api_self ends
- * rank->libc_hold, from any thread of the rank), its next getopt call (a new parse of its
+ * the rank's SKN_GATE_HOLD, from any thread of the rank), its next getopt call (a new parse of its
  * own) or its end. The next rank takes the parser under GO.lock, which the holder took
  * to end the hold after its last read: a hand-over (happens-before), not a time. */
 
@@ -468,7 +468,6 @@ static getopt_waiter *parser_release_locked(skn_rank *r, bool hold) {
   atomic_store(&GO.owner, NULL);
   if (hold) {
     GO.hold = r;
-    __atomic_store_n(&r->libc_hold, true, __ATOMIC_RELAXED);
     __atomic_fetch_or(&r->api_gate, SKN_GATE_HOLD, __ATOMIC_RELAXED); /* its next MPI call ends it */
     return NULL;
   }
@@ -477,8 +476,7 @@ static getopt_waiter *parser_release_locked(skn_rank *r, bool hold) {
 
 /* Called with GO.lock held: ends r's hold, if it has one; returns the waiter to wake. */
 static getopt_waiter *hold_end_locked(skn_rank *r) {
-  if (!__atomic_load_n(&r->libc_hold, __ATOMIC_RELAXED)) return NULL;
-  __atomic_store_n(&r->libc_hold, false, __ATOMIC_RELAXED);
+  if (!skn_rank_libc_held(r)) return NULL;
   __atomic_fetch_and(&r->api_gate, (uint8_t)~SKN_GATE_HOLD, __ATOMIC_RELAXED);
   if (GO.hold != r) return NULL;
   GO.hold = NULL;
@@ -635,7 +633,7 @@ static void libc_hold_end(skn_rank *r) {
 __attribute__((constructor)) static void libc_hold_hook(void) { skn_rank_libc_hold_end = libc_hold_end; }
 
 void skn_libc_rank_end(skn_rank *r) {
-  if (atomic_load(&GO.owner) != r && !__atomic_load_n(&r->libc_hold, __ATOMIC_RELAXED)) return;
+  if (atomic_load(&GO.owner) != r && !skn_rank_libc_held(r)) return;
   skn_spin_lock(&GO.lock);
   getopt_waiter *next = atomic_load_explicit(&GO.owner, memory_order_relaxed) == r ? parser_release_locked(r, false)
                                                                                    : hold_end_locked(r);

@@ -441,16 +441,7 @@ static inline skn_call skn_call_read(const skn_call *c) {
                     __atomic_load_n(&c->peer, __ATOMIC_RELAXED), __atomic_load_n(&c->tag, __ATOMIC_RELAXED)};
 }
 
-typedef struct skn_errhandler {
-  bool live;
-  MPI_Comm_errhandler_function *fn;
-} skn_errhandler;
-
 #define SKN_OP_PREDEFINED_COUNT 15 /* handle indexes 1..14 are MPI_MAX..MPI_NO_OP */
-typedef struct skn_user_op {
-  MPI_User_function *fn; /* NULL: free slot */
-  bool commute;
-} skn_user_op;
 
 typedef struct skn_bsend_seg {
   size_t off, len;
@@ -486,12 +477,12 @@ typedef struct skn_rank {
   const struct skn_transport *tp; /* what reaches it (device.h), bound at start-up */
   skn_unit *unit;
   bool mt;           /* threads of this rank may call MPI concurrently */
-  bool libc_hold;    /* the rank holds process-wide libc state (getopt's, boot/libc_state.c)
-                      * until its next MPI call, which ends the hold (skn_rank_libc_hold_end);
-                      * written under that file's lock */
   uint8_t api_gate;  /* SKN_GATE_* bits: an MPI call takes its fast path only when the gate is
                       * exactly SKN_GATE_OPEN (one compare for "initialized, not finalized, no
-                      * libc hold"); set and cleared with atomic or/and, read relaxed */
+                      * libc hold"); set and cleared with atomic or/and, read relaxed.
+                      * SKN_GATE_HOLD: the rank holds process-wide libc state (getopt's,
+                      * boot/libc_state.c) until its next MPI call, which ends the hold
+                      * (skn_rank_libc_hold_end); changed under that file's lock */
   skn_spinlock lock; /* private state when mt */
   int state;         /* SKN_RANK_* */
   int thread_level;
@@ -502,36 +493,20 @@ typedef struct skn_rank {
   _Atomic(skn_req *) req_remote_free;
   int req_count;
   skn_chunk_dir req_chunks; /* of skn_req *[SKN_REQ_CHUNK] */
-  /* communicators (two-level table: views never move) and error handlers, by handle */
+  /* communicators, by handle (two-level table: views never move) */
   skn_chunk_dir comm_chunks; /* of skn_comm_view[SKN_COMM_CHUNK] */
   int ncomms; /* slots in use or freed, high-water mark */
-  skn_errhandler *errhs;
-  int nerrhs;
-  /* error classes and codes added by MPI_Add_error_class/code (api/errors.c), NULL: none */
-  struct skn_user_errors *uerr;
-  int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface is each rank's own */
+  /* the MPI layer's own state (its tables of groups, infos, keyvals, windows, files, user
+   * ops, error handlers and classes: api/api.h), created on first use; core never sees it */
+  struct skn_api_rank *api;
+  int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface
+                  * is each rank's own; the send path reads it to count (device.h) */
   /* what this rank's sends moved, for MPI_T's performance variables */
   _Atomic(uint64_t) sent_msgs, sent_bytes;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
   struct skn_dtype **types;
   int ntypes, types_cap;
-  /* names and cached attributes of datatypes, by handle index, created on first use (api/attr.c) */
-  struct skn_type_meta **tmeta;
-  int ntmeta;
-  /* groups, attribute keys and info objects, by handle (api/group.c, attr.c, info.c) */
-  struct skn_group **groups;
-  int ngroups;
-  struct skn_keyval **keyvals;
-  int nkeyvals;
-  struct skn_info **infos;
-  int ninfos;
-  /* windows, by handle (api/win.c); index 0 is MPI_WIN_NULL */
-  struct skn_win_view **wins;
-  int nwins;
-  /* user reduction operations, indexed by handle - SKN_OP_PREDEFINED_COUNT */
-  struct skn_user_op *ops;
-  int nops;
-  /* MPI_Buffer_attach */
+  /* MPI_Buffer_attach (core/bsend.c) */
   char *bsend_buf;
   size_t bsend_size;
   skn_bsend_seg *bsend_segs;
@@ -541,11 +516,6 @@ typedef struct skn_rank {
   /* libc's hidden state (rand, strtok, getopt...) for this rank, created on first use
    * (boot/libc_state.c) */
   _Atomic(struct skn_libc_state *) libc;
-  /* MPI-IO: open files by handle index (api/file.c), and the error handler MPI_FILE_NULL
-   * holds, given to files opened next (0: MPI_ERRORS_RETURN) */
-  struct skn_file **files;
-  int nfiles;
-  int file_errh;
   /* The request of the rank's blocking receive (api/p2p.c, MPI_Recv) unless it is
    * MPI_THREAD_MULTIPLE: a rank is then in at most one MPI_Recv at a time, and a request
    * on the caller's stack would cost every receive a realigned frame (skn_req is
@@ -564,8 +534,12 @@ static inline skn_req *skn_req_lookup(skn_rank *me, int handle) {
 enum { SKN_RANK_CREATED = 0, SKN_RANK_INITIALIZED, SKN_RANK_FINALIZED, SKN_RANK_EXITED };
 /* api_gate: OPEN between MPI_Init and MPI_Finalize, HOLD while the rank holds libc state */
 enum { SKN_GATE_OPEN = 1, SKN_GATE_HOLD = 2 };
+static inline bool skn_rank_libc_held(const skn_rank *r) {
+  return __atomic_load_n(&r->api_gate, __ATOMIC_RELAXED) & SKN_GATE_HOLD;
+}
 
-/* Ends rank me's libc_hold (set by boot, which is above the MPI calls that end it). */
+/* Ends rank me's libc hold (SKN_GATE_HOLD, set by boot, which is above the MPI calls that
+ * end it). */
 SKN_INTERNAL extern void (*skn_rank_libc_hold_end)(skn_rank *me);
 
 /* The job as seen by this process. */

@@ -307,16 +307,13 @@ skn_rank *skn_rank_create(int world_rank) {
   /* handle slots: 0 = null, 1 = MPI_COMM_WORLD, 2 = MPI_COMM_SELF */
   bool chunk0 = chunk_ensure(&r->comm_chunks, 0, SKN_COMM_CHUNKS, SKN_COMM_CHUNK * sizeof(skn_comm_view));
   r->ncomms = 3;
-  r->nerrhs = 3;
-  r->errhs = calloc(8, sizeof(skn_errhandler));
   skn_rank **self_member = malloc(sizeof *self_member);
-  if (!chunk0 || !r->errhs || !self_member) return NULL;
+  if (!chunk0 || !self_member) return NULL;
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
   *skn_rank_comm_slot(r, 1) = (skn_comm_view){.comm = &skn_job_g.world, .rank = world_rank, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
   *skn_rank_comm_slot(r, 2) = (skn_comm_view){.comm = self, .rank = 0, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
-  r->errhs[1].live = r->errhs[2].live = true;
   return r;
 }
 

@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_Free_mem(empty));
 
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   void *p = (void *)0x1;
   int cls = -1, rc = MPI_Alloc_mem(-8, MPI_INFO_NULL, &p);
   MPI_CHECK(MPI_Error_class(rc, &cls));

@@ -320,6 +320,7 @@ int main(int argc, char **argv) {
 
   /* ---- bad arguments */
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   int bogus = 12345, tag = MPI_TAG_UB;
   expect_class(MPI_Comm_set_attr(MPI_COMM_WORLD, bogus, &a), MPI_ERR_KEYVAL, "Comm_set_attr(unknown keyval)");
   expect_class(MPI_Comm_get_attr(MPI_COMM_WORLD, bogus, &v, &flag), MPI_ERR_KEYVAL, "Comm_get_attr(unknown keyval)");

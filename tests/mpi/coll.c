@@ -219,6 +219,7 @@ static void test_reductions(int n) {
 
 static void test_errors(void) {
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   int x = 1, y, cls;
   cls = -1;
   MPI_Error_class(MPI_Bcast(&x, 1, MPI_INT, SIZE, MPI_COMM_WORLD), &cls);
@@ -232,6 +233,7 @@ static void test_errors(void) {
   MPI_Error_class(MPI_Barrier(MPI_COMM_NULL), &cls);
   CHECK(cls == MPI_ERR_COMM, "barrier on MPI_COMM_NULL gives class %d", cls);
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL)); /* errors of no object (MPI-4.0) */
 }
 
 int main(int argc, char **argv) {

@@ -99,8 +99,10 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_Info_get(MPI_INFO_ENV, "command", MPI_MAX_INFO_VAL, v, &flag));
   CHECK(strstr(v, "conform_misc") != NULL, "MPI_INFO_ENV command: %s", v);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
   CHECK(MPI_Info_set(MPI_INFO_ENV, "command", "x") != MPI_SUCCESS, "MPI_INFO_ENV is writable");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL); /* errors of no object (MPI-4.0) */
 
   /* ---- MPI-1 calls removed by MPI-3.0 */
   struct {

@@ -224,12 +224,14 @@ static void external32(int rank, int size)
           "external32 MPI_LONG_INT round trip");
     /* too small an output buffer for the external size is MPI_ERR_TRUNCATE, nothing written */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
     memset(out, 0x5a, sizeof out);
     pos = 0;
     int erc = MPI_Pack_external("external32", lg, 2, MPI_LONG, out, 7, &pos), ecls = -1;
     MPI_Error_class(erc, &ecls);
     CHECK(ecls == MPI_ERR_TRUNCATE && pos == 0 && out[0] == 0x5a, "7-byte buffer for 2 longs: class %d", ecls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL); /* errors of no object (MPI-4.0) */
 
     float fl = 1.0f;
     double d = -2.0;

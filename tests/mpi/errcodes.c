@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
   int key, seen = -1;
   MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key, NULL));
   g_key = key;
@@ -123,6 +124,7 @@ int main(int argc, char **argv) {
     CHECK(back.MPI_SOURCE == left && back.MPI_TAG == 40 + left && count == 1, "Status_f2c round trip (count %d)",
           count);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
     int cls = -1;
     MPI_Error_class(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), &cls);
     CHECK(cls == MPI_ERR_ARG, "Status_f2c(MPI_F_STATUS_IGNORE): class %d", cls);
@@ -131,6 +133,7 @@ int main(int argc, char **argv) {
     MPI_Error_class(MPI_Status_c2f(MPI_STATUS_IGNORE, fst), &cls);
     CHECK(cls == MPI_ERR_ARG, "Status_c2f(MPI_STATUS_IGNORE, ..): class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL); /* errors of no object (MPI-4.0) */
   }
   MPI_CHECK(MPI_Comm_free(&dup));
 

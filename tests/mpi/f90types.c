@@ -48,6 +48,7 @@ int main(int argc, char **argv) {
   expect_type(t, MPI_COMPLEX32, 32, "f90_complex(20, -)");
 
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   int rc = MPI_Type_create_f90_integer(39, &t);
   MPI_CHECK(MPI_Error_class(rc, &cls));
   CHECK(cls == MPI_ERR_ARG, "f90_integer(39): class %d, expected MPI_ERR_ARG", cls);

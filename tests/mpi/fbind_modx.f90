@@ -78,6 +78,7 @@ program fbind_modx
   call MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, sz, t, ierr)
   call check(t == MPI_COMPLEX, 'match_size complex 8')
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)  ! errors of no object (MPI-4.0)
   call MPI_Type_create_f90_integer(40, t, ierr)
   call MPI_Error_class(ierr, cls, ierr)
   call check(cls == MPI_ERR_ARG, 'f90_integer(40) is an error')

@@ -152,6 +152,7 @@ int main(int argc, char **argv) {
 
   /* an error from the query function */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
   r[0] = start(&s[0], 9);
   s[0].query_rc = MPI_ERR_OTHER;
   MPI_CHECK(MPI_Grequest_complete(r[0]));

@@ -315,6 +315,7 @@ int main(int argc, char **argv) {
 
   /* ---- bad arguments give the right error class */
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   int out = 0, bad[2] = {size, 0};
   MPI_Group gn = MPI_GROUP_NULL;
   expect_class(MPI_Group_size(MPI_GROUP_NULL, &out), MPI_ERR_GROUP, "Group_size(MPI_GROUP_NULL)");

@@ -5,7 +5,8 @@
  * SKEIN_BIND's enumeration. Performance variables: exact message and byte counts of a
  * known traffic pattern, counting only while started, stop/reset/readreset/write, the
  * unexpected queue's length and peak, the heap's bytes in use; errors of continuous
- * variables and bad handles. Calls after the last MPI_T_finalize fail. */
+ * variables and bad handles. Bad arguments return their codes without calling an error
+ * handler. Calls after the last MPI_T_finalize fail. */
 #define TEST_NAME "mpit"
 #include "mpitest.h"
 
@@ -169,6 +170,22 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_T_category_get_pvars(idx, 8, pidx));
   MPI_CHECK(MPI_T_pvar_get_index("skein_unexpected_length", MPI_T_PVAR_CLASS_LEVEL, &n));
   CHECK(pidx[3] == n, "skein_p2p's fourth variable: %d, expected %d", pidx[3], n);
+  /* Bad arguments return their code and call no error handler: MPI_COMM_SELF's and
+   * MPI_COMM_WORLD's are MPI_ERRORS_ARE_FATAL here, which would end the job. */
+  MPI_T_cvar_handle no_cvar = NULL;
+  MPI_T_pvar_session no_session = NULL;
+  CHECK(MPI_T_cvar_get_num(NULL) == MPI_ERR_ARG, "cvar_get_num(NULL)");
+  CHECK(MPI_T_cvar_get_index(NULL, &idx) == MPI_ERR_ARG, "cvar_get_index(NULL name)");
+  CHECK(MPI_T_cvar_handle_alloc(0, NULL, NULL, &count) == MPI_ERR_ARG, "cvar_handle_alloc(NULL handle)");
+  CHECK(MPI_T_cvar_handle_free(NULL) == MPI_T_ERR_INVALID_HANDLE, "cvar_handle_free(NULL)");
+  CHECK(MPI_T_cvar_handle_free(&no_cvar) == MPI_T_ERR_INVALID_HANDLE, "cvar_handle_free(&NULL handle)");
+  CHECK(MPI_T_cvar_get_info(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) == MPI_T_ERR_INVALID_INDEX,
+        "cvar_get_info(-1)");
+  CHECK(MPI_T_pvar_session_free(NULL) == MPI_T_ERR_INVALID_SESSION, "pvar_session_free(NULL)");
+  CHECK(MPI_T_pvar_session_free(&no_session) == MPI_T_ERR_INVALID_SESSION, "pvar_session_free(&NULL session)");
+  CHECK(MPI_T_category_get_cvars(0, 1, NULL) == MPI_ERR_ARG, "category_get_cvars(len 1, NULL)");
+  CHECK(MPI_T_category_get_pvars(0, -1, pidx) == MPI_ERR_ARG, "category_get_pvars(len -1)");
+  CHECK(MPI_T_category_changed(NULL) == MPI_ERR_ARG, "category_changed(NULL)");
   MPI_CHECK(MPI_T_finalize());
   MPI_Finalize();
   MPI_CHECK(MPI_T_finalize());

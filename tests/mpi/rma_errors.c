@@ -33,6 +33,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* errors of no object (MPI-4.0) */
     /* window memory with guard ints on both sides */
     int *raw = mt_malloc(20 * sizeof(int)), *mem = raw + 4;
     for (int i = 0; i < 20; i++) raw[i] = 77;

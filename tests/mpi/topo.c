@@ -532,6 +532,7 @@ int main(int argc, char **argv) {
 
   /* ---- bad arguments */
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   MPI_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims2, per2, 0, &cart2)); /* inherits MPI_ERRORS_RETURN */
   int c2[2] = {0, 0}, s, d, cnt, in, out, wtd, big[1] = {size + 1};
   expect_class(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, c2), MPI_ERR_TOPOLOGY, "Cart_coords(world)");

@@ -109,6 +109,7 @@ int main(int argc, char **argv) {
 
   /* ---- errors: a communicator keyval on a type, a failing delete callback keeps the type */
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)); /* errors of no object (MPI-4.0) */
   int comm_kv, cls = -1;
   MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &comm_kv, NULL));
   int rc = MPI_Type_set_attr(vec, comm_kv, NULL);
@@ -125,6 +126,7 @@ int main(int argc, char **argv) {
   MPI_CHECK(MPI_Type_get_name(vec, name, &len)); /* still a valid type */
   CHECK(!strcmp(name, "columns"), "vec renamed '%s' after a failed free", name);
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL)); /* errors of no object (MPI-4.0) */
 
   MPI_CHECK(MPI_Comm_free_keyval(&comm_kv));
   MPI_CHECK(MPI_Type_free_keyval(&kv_copy));
