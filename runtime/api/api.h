@@ -65,9 +65,11 @@ static inline skn_api_rank *skn_api_of(skn_rank *me) {
 #define SKN_API_HOT static inline __attribute__((always_inline))
 
 /* Where an error associated with no object is raised: a call with no communicator, window
- * or file argument, or whose communicator or window is not valid. MPI-4.0 (section 2.8,
- * World Model) says MPI_COMM_SELF; MPI-3.1 said MPI_COMM_WORLD. */
-#define SKN_API_NOOBJ MPI_COMM_SELF
+ * or file argument, or whose communicator or window is not valid. Skein is MPI-3.1, which
+ * says MPI_COMM_WORLD (section 8.3), as Debian's MPICH 4.0 and Open MPI 4.1 do: legacy codes
+ * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect these errors returned. MPI-4.0
+ * (section 2.8) moves them to MPI_COMM_SELF; this is the one place to follow it. */
+#define SKN_API_NOOBJ MPI_COMM_WORLD
 
 /* Reports an error on `comm` (SKN_API_NOOBJ when comm is not valid; a file handle: that
  * file's handler, MPI_FILE_NULL's when invalid) through the calling rank's error handler,

@@ -65,7 +65,7 @@ def error_call(f):
     if win:
         return f'skn_api_win_error(me, {win}, {{cls}}, fn, {{rest}})'
     obj = next((a.name for a in f.args if a.kind in ('FILE', 'COMM') and a.direction == 'in' and not a.array), None)
-    # no object: MPI_COMM_SELF (MPI-4.0 section 2.8; api.h's SKN_API_NOOBJ)
+    # no object: api.h's SKN_API_NOOBJ (MPI_COMM_WORLD, MPI-3.1)
     return f'skn_api_error(me, {obj or "SKN_API_NOOBJ"}, {{cls}}, fn, {{rest}})'
 # ---- end of issue 13 (gen13) block
 
