@@ -28,7 +28,7 @@ done
 
 run() {
   local t0; t0=$(ms)
-  timeout -k 5 60 "$@" >"$out" 2>"$err" </dev/null
+  timeout -k 5 "${SKEIN_MULTI_LIMIT:-60}" "$@" >"$out" 2>"$err" </dev/null # seconds (CMakeLists: sanitizers)
   rc=$?
   end_ms=$(ms)
   elapsed=$(( end_ms - t0 ))
