@@ -963,7 +963,10 @@ bool skn_net_progress(void) {
   net_state.events = 0;
   net_state.controls = 0;
   if (SKN_UNLIKELY(net_state.batched)) batch_flush_all();
+  void *tsan = net_state.hooks.tsan_arrivals; /* net.h */
+  if (tsan) SKN_TSAN_ACQUIRE(tsan);
   unsigned n = ucp_worker_progress(net_state.worker);
+  if (tsan) SKN_TSAN_RELEASE(tsan);
   if (SKN_UNLIKELY((++net_state.calls & 255) == 0 || net_state.next_check_ns == 0)) check_liveness();
   if (SKN_UNLIKELY(net_state.test_swap))
     for (int q = 0; q < net_state.pmi->nprocs; q++) flush_deferred(&net_state.peers[q]);

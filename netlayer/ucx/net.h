@@ -118,6 +118,11 @@ typedef struct skn_net_hooks {
   void (*peer_failed)(void *hctx, int proc, const char *why);
   void *hctx;
   const skn_net_pmi_ops *pmi;
+  /* TSan builds: progress acquires it before UCX runs and releases it after. UCX applies
+   * other processes' puts and atomics to this process's registered memory in code whose
+   * synchronization TSan does not see; the core's own atomics on that memory do the same
+   * (core/remote.c), so that TSan orders the two. */
+  void *tsan_arrivals;
 } skn_net_hooks;
 
 /* Creates the UCP context and worker, publishes this process's worker address

@@ -308,6 +308,18 @@ SKN_INTERNAL void skn_remote_stall(void);
 SKN_INTERNAL bool skn_remote_poll(void);
 /* A worker is about to sleep (the scheduler's sleep hook): the progress thread takes over. */
 SKN_INTERNAL void skn_remote_sleeping(void);
+/* TSan builds: UCX applies other processes' puts and atomics to this process's window
+ * memory during progress, synchronizing in code TSan does not see. Atomics of this
+ * process on that memory (a spanning window's words and data) release before and
+ * acquire after, and progress does the same around UCX (net.h), so that TSan orders a
+ * remote origin's accesses and ours as the atomics really do. */
+#ifdef __SANITIZE_THREAD__
+SKN_INTERNAL void skn_remote_tsan_acquire(void);
+SKN_INTERNAL void skn_remote_tsan_release(void);
+#else
+static inline void skn_remote_tsan_acquire(void) {}
+static inline void skn_remote_tsan_release(void) {}
+#endif
 /* Window memory for the UCX transport's RMA slots (core/rma.c, windows spanning
  * processes): registers [addr, addr + len) and packs its key into rkey (capacity
  * *rkey_len, its length on return); false when that fails. */

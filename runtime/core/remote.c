@@ -920,6 +920,12 @@ static void *progress_main(void *unused) {
   return NULL;
 }
 
+#ifdef __SANITIZE_THREAD__
+static char tsan_arrivals; /* only its address (device.h, net.h) */
+void skn_remote_tsan_acquire(void) { SKN_TSAN_ACQUIRE(&tsan_arrivals); }
+void skn_remote_tsan_release(void) { SKN_TSAN_RELEASE(&tsan_arrivals); }
+#endif
+
 void skn_remote_sleeping(void) {
   uint64_t one = 1;
   if (write(remote_state.wake_fd, &one, sizeof one) < 0) skn_log("eventfd write: %s", strerror(errno));
@@ -973,6 +979,9 @@ void skn_remote_init(const skn_pmi_info *pi, void (*report_deadlock)(void)) {
       .deliver = on_deliver, .deliver_rndv = on_deliver_rndv, .acked = on_acked, .withdraw = on_withdraw,
       .cancel_done = on_cancel_done, .control = on_control, .peer_failed = on_peer_failed, .pmi = &pmi_ops,
   };
+#ifdef __SANITIZE_THREAD__
+  hooks.tsan_arrivals = &tsan_arrivals;
+#endif
   if (remote_state.net->init(pi, &hooks) != SKN_NET_OK) skn_fatal("cannot connect the job's %d processes", pi->nprocs);
   skn_net_stats st;
   remote_state.net->get_stats(&st);

@@ -326,14 +326,18 @@ int skn_rma_local_accumulate(skn_rank *target, const skn_rma_loc *t, int op, int
                              size_t ocount, const skn_dtype *ot, void *result, size_t rcount, const skn_dtype *rt,
                              size_t tcount, const skn_dtype *tt) {
   (void)target;
+  if (t->w->span) skn_remote_tsan_release(); /* device.h */
   skn_rma_accumulate(t->w, op, basic, origin, ocount, ot, result, rcount, rt, t->addr, tcount, tt);
+  if (t->w->span) skn_remote_tsan_acquire();
   return SKN_OK;
 }
 
 int skn_rma_local_cas(skn_rank *target, const skn_rma_loc *t, int basic, const void *origin, const void *compare,
                       void *result) {
   (void)target;
+  if (t->w->span) skn_remote_tsan_release(); /* device.h */
   skn_rma_cas(t->w, basic, origin, compare, result, t->addr);
+  if (t->w->span) skn_remote_tsan_acquire();
   return SKN_OK;
 }
 
@@ -384,6 +388,7 @@ static void poll_until(bool (*cond)(void *), void *arg) {
       nanosleep(&ts, NULL);
     }
   }
+  skn_remote_tsan_acquire(); /* the word may have been changed by UCX for another process */
 }
 
 static bool span_try_lock(skn_win *w, int target, bool exclusive) {
@@ -554,7 +559,9 @@ void skn_win_wait(skn_win *w, int me_rank, int n) {
 
 bool skn_win_test(skn_win *w, int me_rank, int n) {
   done_wait d = {&w->t[me_rank].completes, n};
-  return completes_arrived(&d);
+  if (!completes_arrived(&d)) return false;
+  if (w->span) skn_remote_tsan_acquire(); /* see poll_until */
+  return true;
 }
 
 /* ------------------------------------------------------------------ dynamic windows */

@@ -104,13 +104,14 @@ int main(int argc, char **argv) {
   CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "Win_c2f/f2c");
   /* a status through its Fortran form: MPI_SOURCE, MPI_TAG, MPI_ERROR are words 1..3 */
   {
-    int size, right, left, token = rank;
+    int size, right, left, token = rank, got = -1; /* Sendrecv's buffers must not overlap */
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
     MPI_Status st, back;
-    MPI_CHECK(MPI_Sendrecv(&token, 1, MPI_INT, right, 40 + rank, &token, 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD,
+    MPI_CHECK(MPI_Sendrecv(&token, 1, MPI_INT, right, 40 + rank, &got, 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD,
                            &st));
+    CHECK(got == left, "Sendrecv: got %d from %d", got, left);
     MPI_Fint fst[sizeof(MPI_Status) / sizeof(MPI_Fint) + 1];
     fst[sizeof(MPI_Status) / sizeof(MPI_Fint)] = 12345; /* not written */
     MPI_CHECK(MPI_Status_c2f(&st, fst));

@@ -19,7 +19,7 @@ ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # run [env...] -- args: runs the command with stdout/stderr to files, sets rc and elapsed.
 run() {
   local t0; t0=$(ms)
-  timeout 60 "$@" >"$out" 2>"$err" </dev/null
+  timeout "${SKEIN_MULTI_LIMIT:-60}" "$@" >"$out" 2>"$err" </dev/null # seconds (CMakeLists: sanitizers)
   rc=$?
   elapsed=$(( $(ms) - t0 ))
 }

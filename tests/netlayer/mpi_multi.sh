@@ -28,7 +28,7 @@ done
 
 run() {
   local t0; t0=$(ms)
-  timeout -k 5 60 "$@" >"$out" 2>"$err" </dev/null
+  timeout -k 5 "${SKEIN_MULTI_LIMIT:-60}" "$@" >"$out" 2>"$err" </dev/null # seconds (CMakeLists: sanitizers)
   rc=$?
   end_ms=$(ms)
   elapsed=$(( end_ms - t0 ))
@@ -100,7 +100,7 @@ mpi_kill9) # a process dies of SIGKILL mid-traffic: the survivors end the job wi
     run env "${envs[@]}" "$SKEINRUN" -n 4 --procs 2 "$KILL9"
     note "UCX_TLS=$tls"
     [[ $rc -ne 0 ]] || fail "UCX_TLS=$tls: the job exited 0 after losing a process"
-    [[ $rc -ne 124 ]] || fail "UCX_TLS=$tls: the job was still running after 60 s"
+    [[ $rc -ne 124 ]] || fail "UCX_TLS=$tls: the job was still running after ${SKEIN_MULTI_LIMIT:-60} s"
     ! grep -q '^FAIL' "$out" || fail "UCX_TLS=$tls: a survivor was still running 30 s after start"
     kill_ms=$(sed -n 's/^mpi_kill9: rank 2 kills its process .* at \([0-9]*\) ms$/\1/p' "$err")
     [[ -n $kill_ms ]] || fail "UCX_TLS=$tls: rank 2 did not report killing its process"

@@ -9,7 +9,7 @@ export TMPDIR=$work
 trap 'rm -rf "$work"' EXIT
 out=$work/out err=$work/err
 fail() { echo "FAIL: $case_: $*"; echo "--- stdout"; head -c 4000 "$out"; echo "--- stderr"; head -c 4000 "$err"; exit 1; }
-run() { timeout 120 "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
+run() { timeout "${SKEIN_MULTI_LIMIT:-120}" "$@" >"$out" 2>"$err" </dev/null; rc=$?; } # seconds (CMakeLists: sanitizers)
 expect_rc() { [[ $rc -eq $1 ]] || fail "exit code $rc, expected $1"; }
 expect_passes() {
   local n; n=$(grep -c "^PASS net_test " "$out")

@@ -169,12 +169,13 @@ void fake_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
     }
     w->sreq = sreq;
   }
+  bool rndv = w->rndv;  // once on the wire, the receiver's progress may free w
   {
     std::lock_guard<std::mutex> g(wire_lock);
     wire.push_back(w);
   }
   if (sreq == &stack) wait_progressing(&stack);
-  else if (sreq && !w->rndv) skn_req_complete(sreq);
+  else if (sreq && !rndv) skn_req_complete(sreq);
 }
 
 bool still_on_wire(const skn_req *sreq, wire_msg **out) {
