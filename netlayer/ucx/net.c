@@ -22,7 +22,7 @@
 
 #include <ucp/api/ucp.h>
 
-enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3, AM_CONTROL = 4, AM_BATCH = 5 };
+enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3, AM_CONTROL = 4, AM_BATCH = 5, AM_PUT = 6, AM_PUT_DONE = 7 };
 
 /* Small SKN_NET_LATER messages to one process are coalesced: each is appended (header,
  * then the payload padded to 8 bytes) to the process's batch, which goes as one AM_BATCH
@@ -65,6 +65,7 @@ typedef struct peer {
   struct send_rec *deferred; /* send side reordering for tests (SKEIN_NET_TEST_SWAP) */
   char *batch;               /* BATCH_BYTES, allocated on first use */
   size_t batch_len;
+  uint8_t put_mode;          /* PUT_UNKNOWN, PUT_UCX or PUT_RNDV (put_by_rndv) */
 } peer;
 
 /* A send in flight: the header must stay valid until UCX completes the operation. */
@@ -110,6 +111,8 @@ static struct {
   unsigned calls;        /* progress calls */
   uint64_t next_check_ns;
   size_t rndv_threshold;
+  size_t put_rndv_min;   /* SKEIN_NET_PUT_RNDV: puts of this size or more may go by rendezvous */
+  struct skn_net_mem *mems; /* this process's registered regions (a rendezvous put's target is checked) */
   bool errmode_all_peer; /* SKEIN_NET_ERRMODE=peer */
   bool test_swap;
   unsigned events;       /* hooks called in this progress */
@@ -774,18 +777,33 @@ struct skn_net_rkey {
   ucp_rkey_h rkey;
 };
 
+/* A registered region; listed so that a rendezvous put can be checked against them. */
+struct skn_net_mem {
+  struct skn_net_mem *next;
+  ucp_mem_h memh;
+  uintptr_t lo, hi;
+};
+
 int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_t *rkey_len) {
   ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                              .address = addr, .length = len};
-  ucp_mem_h memh;
+  skn_net_mem *m = malloc(sizeof *m);
+  if (!m) return SKN_NET_ERR;
+  *m = (skn_net_mem){.lo = (uintptr_t)addr, .hi = (uintptr_t)addr + len};
   bool taken = lock();
-  ucs_status_t st = ucp_mem_map(net_state.context, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(net_state.context, &mp, &m->memh);
   void *packed = NULL;
   size_t plen = 0;
-  if (st == UCS_OK && (st = ucp_rkey_pack(net_state.context, memh, &packed, &plen)) != UCS_OK) ucp_mem_unmap(net_state.context, memh);
+  if (st == UCS_OK && (st = ucp_rkey_pack(net_state.context, m->memh, &packed, &plen)) != UCS_OK)
+    ucp_mem_unmap(net_state.context, m->memh);
+  if (st == UCS_OK) {
+    m->next = net_state.mems;
+    net_state.mems = m;
+  }
   unlock(taken);
   if (st != UCS_OK) {
     skn_log("UCX transport: cannot register %zu bytes at %p: %s", len, addr, ucs_status_string(st));
+    free(m);
     return SKN_NET_ERR;
   }
   int rc = SKN_NET_OK;
@@ -795,19 +813,30 @@ int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_
   } else {
     memcpy(rkey, packed, plen);
     *rkey_len = plen;
-    *mem = (skn_net_mem *)memh;
+    *mem = m;
   }
   ucp_rkey_buffer_release(packed);
-  if (rc != SKN_NET_OK) skn_net_mem_unmap((skn_net_mem *)memh);
+  if (rc != SKN_NET_OK) skn_net_mem_unmap(m);
   return rc;
 }
 
 void skn_net_mem_unmap(skn_net_mem *mem) {
   if (!mem) return;
   bool taken = lock();
-  ucs_status_t st = ucp_mem_unmap(net_state.context, (ucp_mem_h)mem);
+  skn_net_mem **pp = &net_state.mems;
+  while (*pp && *pp != mem) pp = &(*pp)->next;
+  if (*pp) *pp = mem->next;
+  ucs_status_t st = ucp_mem_unmap(net_state.context, mem->memh);
   unlock(taken);
   if (st != UCS_OK) skn_log("UCX transport: ucp_mem_unmap: %s", ucs_status_string(st));
+  free(mem);
+}
+
+/* Under the lock: [a, a + len) lies in one registered region. */
+static bool mapped(uintptr_t a, size_t len) {
+  for (skn_net_mem *m = net_state.mems; m; m = m->next)
+    if (a >= m->lo && a <= m->hi && len <= m->hi - a) return true;
+  return false;
 }
 
 int skn_net_rkey_unpack(int proc, const void *buf, size_t len, skn_net_rkey **out) {
@@ -861,6 +890,158 @@ static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what
   return SKN_NET_INPROGRESS;
 }
 
+/* ---- large puts by rendezvous
+ * Where UCX has no RMA lane to a process, its put is a software emulation: 8-KiB active
+ * messages, each copied at both ends and acknowledged one by one, handled by the
+ * target's progress. That is the case over tcp, and between processes of a node over
+ * shared memory too (UCX's sysv/posix lanes reach only memory UCX allocated itself): see
+ * UCX_PROTO_INFO=y, "remote memory write by ucp_put*(): software emulation". A large put
+ * then goes as a rendezvous active message instead, which UCX moves with its zero-copy
+ * protocols (tcp: put_zcopy over every tcp lane, the data received straight into the
+ * window; shared memory: one cma copy). The target's handler checks that the range lies
+ * in a registered region, receives the data into it and answers AM_PUT_DONE: the put is
+ * then complete at the target. Both ways need the target's progress. */
+enum { PUT_UNKNOWN = 0, PUT_UCX, PUT_RNDV };
+
+typedef struct put_hdr {
+  uint64_t raddr;
+  uint64_t cookie;  /* the origin's put_rec */
+  int32_t src_proc; /* AM_PUT: the origin; AM_PUT_DONE: the target */
+  int32_t status;   /* AM_PUT_DONE: SKN_NET_OK or SKN_NET_ERR */
+} put_hdr;
+
+typedef struct put_rec {
+  put_hdr hdr; /* UCX reads it until the send completes */
+  skn_net_done_fn done;
+  void *arg;
+  int dst;
+  int pending; /* UCX's send completion and the target's answer */
+  int status;
+} put_rec;
+
+/* Under the lock: UCX 1.13 has no query for it, but its endpoint printout names each
+ * lane's roles, and put is emulated when no lane is an "rma" lane. If the printout
+ * changes, puts go by rendezvous everywhere: still correct. */
+static bool put_by_rndv(peer *p, ucp_ep_h ep) {
+  if (SKN_UNLIKELY(p->put_mode == PUT_UNKNOWN)) {
+    char *text = NULL;
+    size_t n = 0;
+    bool rma_lane = false;
+    FILE *f = open_memstream(&text, &n);
+    if (f) {
+      ucp_ep_print_info(ep, f);
+      fclose(f);
+      rma_lane = text && strstr(text, " rma#");
+    }
+    free(text);
+    p->put_mode = rma_lane ? PUT_UCX : PUT_RNDV;
+  }
+  return p->put_mode == PUT_RNDV;
+}
+
+static void put_event(put_rec *r, int status) {
+  if (status != SKN_NET_OK) r->status = status;
+  if (--r->pending) return;
+  net_state.events++;
+  if (r->done) r->done(r->arg, r->status);
+  free(r);
+}
+
+static void put_sent_cb(void *request, ucs_status_t status, void *user_data) {
+  put_rec *r = user_data;
+  ucp_request_free(request);
+  if (status == UCS_OK) {
+    put_event(r, SKN_NET_OK);
+    return;
+  }
+  if (!atomic_load(&net_state.peers[r->dst].failed))
+    skn_log("UCX transport: put to process %d failed: %s", r->dst, ucs_status_string(status));
+  r->pending = 1; /* no answer will come */
+  put_event(r, fail_status(&net_state.peers[r->dst]));
+}
+
+/* Under the lock. */
+static int put_rndv(peer *p, ucp_ep_h ep, const void *buf, size_t len, uint64_t raddr, skn_net_done_fn done,
+                    void *arg) {
+  put_rec *r = malloc(sizeof *r);
+  if (!r) skn_fatal("UCX transport: out of memory");
+  *r = (put_rec){.hdr = {.raddr = raddr, .cookie = (uintptr_t)r, .src_proc = net_state.pmi->proc},
+                 .done = done, .arg = arg, .dst = p->proc, .pending = 2, .status = SKN_NET_OK};
+  ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+      .cb.send = put_sent_cb, .user_data = r, .flags = UCP_AM_SEND_FLAG_RNDV};
+  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, AM_PUT, &r->hdr, sizeof r->hdr, buf, len, &param);
+  if (sp == NULL) {
+    r->pending--; /* sent; the answer follows */
+  } else if (UCS_PTR_IS_ERR(sp)) {
+    free(r);
+    return send_failed(p, sp);
+  }
+  return SKN_NET_INPROGRESS;
+}
+
+/* Under the lock (progress): the target's answer. */
+static void put_answer(const put_hdr *in, int status) {
+  put_hdr h = {.cookie = in->cookie, .src_proc = net_state.pmi->proc, .status = status};
+  if (send_control(in->src_proc, AM_PUT_DONE, &h, sizeof h) < 0)
+    skn_log("UCX transport: cannot answer a put of process %d", in->src_proc);
+}
+
+static void put_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data) {
+  (void)length;
+  put_hdr *in = user_data;
+  if (status != UCS_OK) skn_log("UCX transport: put from process %d: %s", in->src_proc, ucs_status_string(status));
+  put_answer(in, status == UCS_OK ? SKN_NET_OK : SKN_NET_ERR);
+  free(in);
+  ucp_request_free(request);
+}
+
+static ucs_status_t am_put_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                              const ucp_am_recv_param_t *param) {
+  (void)arg;
+  bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
+  put_hdr h;
+  if (header_length != sizeof h || (memcpy(&h, header, sizeof h), h.src_proc < 0) ||
+      h.src_proc >= net_state.pmi->nprocs) {
+    skn_log("UCX transport: dropped a malformed put (header %zu bytes)", header_length);
+    if (rndv) ucp_am_data_release(net_state.worker, data);
+    return UCS_OK;
+  }
+  if (!mapped(h.raddr, length)) {
+    skn_log("UCX transport: process %d put %zu bytes at %#llx, outside this process's registered memory",
+            h.src_proc, length, (unsigned long long)h.raddr);
+    put_answer(&h, SKN_NET_ERR);
+    if (rndv) ucp_am_data_release(net_state.worker, data);
+    return UCS_OK;
+  }
+  if (!rndv) { /* UCX sent it eagerly after all */
+    memcpy((void *)(uintptr_t)h.raddr, data, length);
+    put_answer(&h, SKN_NET_OK);
+    return UCS_OK;
+  }
+  put_hdr *in = malloc(sizeof *in);
+  if (!in) skn_fatal("UCX transport: out of memory");
+  *in = h;
+  ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                            .cb.recv_am = put_recv_cb, .user_data = in};
+  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(net_state.worker, data, (void *)(uintptr_t)h.raddr, length, &rp);
+  if (sp == NULL || UCS_PTR_IS_ERR(sp)) {
+    if (sp) skn_log("UCX transport: put from process %d: %s", h.src_proc, ucs_status_string(UCS_PTR_STATUS(sp)));
+    put_answer(&h, sp ? SKN_NET_ERR : SKN_NET_OK);
+    free(in);
+  }
+  return UCS_INPROGRESS; /* the descriptor is UCX's receive's now */
+}
+
+static ucs_status_t am_put_done_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                   const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  put_hdr h;
+  if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
+  put_event((put_rec *)(uintptr_t)h.cookie, h.status);
+  return UCS_OK;
+}
+
 static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
                void *arg) {
   if (proc < 0 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
@@ -869,7 +1050,9 @@ static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_ne
   bool taken = lock();
   ucp_ep_h ep = get_ep(p);
   int st = SKN_NET_ERR;
-  if (ep) {
+  if (ep && put && len >= net_state.put_rndv_min && put_by_rndv(p, ep)) {
+    st = put_rndv(p, ep, buf, len, raddr, done, arg);
+  } else if (ep) {
     send_rec *r = op_rec(proc, done, arg);
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                                  .cb.send = send_cb, .user_data = r};
@@ -1079,6 +1262,7 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   net_state.pmi = pmi;
   net_state.hooks = *hooks;
   net_state.rndv_threshold = (size_t)skn_env_size("NET_RNDV", 8192);
+  net_state.put_rndv_min = (size_t)skn_env_size("NET_PUT_RNDV", 65536);
   const char *mode = getenv("SKEIN_NET_ERRMODE");
   if (mode && strcmp(mode, "peer") && strcmp(mode, "auto")) {
     skn_log("UCX transport: SKEIN_NET_ERRMODE must be auto or peer, not '%s'", mode);
@@ -1138,6 +1322,12 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_BATCH;
   hp.cb = am_batch_cb;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_PUT;
+  hp.cb = am_put_cb;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_PUT_DONE;
+  hp.cb = am_put_done_cb;
   if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
 
   net_state.peers = calloc((size_t)pmi->nprocs, sizeof *net_state.peers);
