@@ -66,6 +66,11 @@ typedef struct peer {
   char *batch;               /* BATCH_BYTES, allocated on first use */
   size_t batch_len;
   uint8_t put_mode;          /* PUT_UNKNOWN, PUT_UCX or PUT_RNDV (put_by_rndv) */
+  /* one-sided, so that a flush waits only when something needs it (skn_net_flush): */
+  uint64_t rma_issued;  /* operations only a flush completes at the target: UCX's puts, posted atomics */
+  uint64_t rma_flushed; /* of those, how many completed flushes covered */
+  int rma_pending;      /* operations whose own completion is still due (gets, fetching atomics, ...) */
+  uint8_t posted_aop;   /* the op (+ 1) of the posted atomics not fenced from later ones yet; 0: none */
 } peer;
 
 /* A send in flight: the header must stay valid until UCX completes the operation. */
@@ -874,7 +879,13 @@ static send_rec *op_rec(int proc, skn_net_done_fn done, void *arg) {
   return r;
 }
 
-/* Under the lock: what an nbx call returned. */
+/* A one-sided operation's completion: one fewer pending to its process. */
+static void rma_cb(void *request, ucs_status_t status, void *user_data) {
+  net_state.peers[((send_rec *)user_data)->dst].rma_pending--;
+  send_cb(request, status, user_data);
+}
+
+/* Under the lock: what an nbx call of a one-sided operation (callback rma_cb) returned. */
 static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what) {
   if (sp == NULL) {
     rec_free(r);
@@ -887,6 +898,7 @@ static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what
     rec_free(r);
     return st;
   }
+  p->rma_pending++;
   return SKN_NET_INPROGRESS;
 }
 
@@ -942,6 +954,7 @@ static bool put_by_rndv(peer *p, ucp_ep_h ep) {
 static void put_event(put_rec *r, int status) {
   if (status != SKN_NET_OK) r->status = status;
   if (--r->pending) return;
+  net_state.peers[r->dst].rma_pending--;
   net_state.events++;
   if (r->done) r->done(r->arg, r->status);
   free(r);
@@ -977,6 +990,7 @@ static int put_rndv(peer *p, ucp_ep_h ep, const void *buf, size_t len, uint64_t 
     free(r);
     return send_failed(p, sp);
   }
+  p->rma_pending++;
   return SKN_NET_INPROGRESS;
 }
 
@@ -1055,10 +1069,11 @@ static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_ne
   } else if (ep) {
     send_rec *r = op_rec(proc, done, arg);
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                                 .cb.send = send_cb, .user_data = r};
+                                 .cb.send = rma_cb, .user_data = r};
     ucs_status_ptr_t sp = put ? ucp_put_nbx(ep, buf, len, raddr, rk->rkey, &param)
                               : ucp_get_nbx(ep, buf, len, raddr, rk->rkey, &param);
     st = op_status(p, r, sp, put ? "put" : "get");
+    if (put && st >= 0) p->rma_issued++; /* at the target after a flush */
   }
   unlock(taken);
   return st;
@@ -1089,6 +1104,14 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
   ucp_ep_h ep = get_ep(p);
   int st = SKN_NET_ERR;
   if (ep) {
+    /* Accumulates of one origin are ordered (MPI's default accumulate_ordering): a posted
+     * atomic may still be on its way when the next operation is issued, so a fence
+     * separates them, unless both are posted with the same op (those commute). */
+    if (p->posted_aop && p->rma_flushed != p->rma_issued && (result || p->posted_aop != aop + 1)) {
+      ucs_status_t fs = ucp_worker_fence(net_state.worker);
+      if (fs != UCS_OK) skn_log("UCX transport: ucp_worker_fence: %s", ucs_status_string(fs));
+      p->posted_aop = 0;
+    }
     send_rec *r = op_rec(proc, done, arg);
     r->hdr.operand = 0;
     if (aop == SKN_NET_AOP_CSWAP) { /* UCX's order: buffer = compare, reply buffer = new value in, old out */
@@ -1100,27 +1123,74 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
                         (result ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
-        .cb.send = send_cb, .user_data = r, .datatype = ucp_dt_make_contig(width), .reply_buffer = result};
+        .cb.send = rma_cb, .user_data = r, .datatype = ucp_dt_make_contig(width), .reply_buffer = result};
     ucs_status_ptr_t sp = ucp_atomic_op_nbx(ep, ops[aop], &r->hdr.operand, 1, raddr, rk->rkey, &param);
     /* the operand is read at once, but the record lives until the callback anyway */
     st = op_status(p, r, sp, "atomic");
+    if (!result && st >= 0) { /* posted: at the target after a flush */
+      p->rma_issued++;
+      p->posted_aop = (uint8_t)(aop + 1);
+    }
   }
   unlock(taken);
   return st;
 }
 
+/* A flush in flight: what it covers of each process's rma_issued (one entry, or one per
+ * process for a flush of every process). */
+typedef struct flush_rec {
+  skn_net_done_fn done;
+  void *arg;
+  int proc; /* -1: every process */
+  uint64_t upto[];
+} flush_rec;
+
+static void flush_covered(const flush_rec *f) {
+  for (int q = f->proc < 0 ? 0 : f->proc, k = 0; q < (f->proc < 0 ? net_state.pmi->nprocs : f->proc + 1); q++, k++)
+    if (f->upto[k] > net_state.peers[q].rma_flushed) net_state.peers[q].rma_flushed = f->upto[k];
+}
+
+static void flush_cb(void *request, ucs_status_t status, void *user_data) {
+  flush_rec *f = user_data;
+  int st = SKN_NET_OK;
+  if (status == UCS_OK) flush_covered(f);
+  else {
+    st = f->proc < 0 ? SKN_NET_ERR : fail_status(&net_state.peers[f->proc]);
+    if (st == SKN_NET_ERR) skn_log("UCX transport: flush failed: %s", ucs_status_string(status));
+  }
+  net_state.events++;
+  if (f->done) f->done(f->arg, st);
+  free(f);
+  ucp_request_free(request);
+}
+
+/* Under the lock: nothing issued to p waits for a flush. Gets, fetching atomics and
+ * rendezvous puts are complete at the target when their own completion has run; only
+ * UCX's puts and posted atomics need the flush (over tcp each flush also costs UCX a
+ * round trip of its own: a zero-length put and its acknowledgement). */
+static bool rma_clean(const peer *p) { return p->rma_flushed == p->rma_issued && p->rma_pending == 0; }
+
 int skn_net_flush(int proc, skn_net_done_fn done, void *arg) {
   if (proc < -1 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
   bool taken = lock();
-  int st = SKN_NET_OK;
+  int st = SKN_NET_OK, n = proc < 0 ? net_state.pmi->nprocs : 1;
+  bool clean = true;
+  for (int k = 0; k < n; k++) clean &= rma_clean(&net_state.peers[proc < 0 ? k : proc]);
   peer *p = &net_state.peers[proc < 0 ? net_state.pmi->proc : proc];
-  ucp_ep_h ep = proc < 0 ? NULL : p->ep;
-  if (proc < 0 || ep) { /* no endpoint: nothing was ever issued to it */
-    send_rec *r = op_rec(proc < 0 ? net_state.pmi->proc : proc, done, arg);
+  if (!clean && (proc < 0 || p->ep)) { /* no endpoint: nothing was ever issued to it */
+    flush_rec *f = malloc(sizeof *f + (size_t)n * sizeof f->upto[0]);
+    if (!f) skn_fatal("UCX transport: out of memory");
+    *f = (flush_rec){.done = done, .arg = arg, .proc = proc};
+    for (int k = 0; k < n; k++) f->upto[k] = net_state.peers[proc < 0 ? k : proc].rma_issued;
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                                 .cb.send = send_cb, .user_data = r};
-    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(net_state.worker, &param) : ucp_ep_flush_nbx(ep, &param);
-    st = op_status(p, r, sp, "flush");
+                                 .cb.send = flush_cb, .user_data = f};
+    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(net_state.worker, &param) : ucp_ep_flush_nbx(p->ep, &param);
+    if (sp == NULL) flush_covered(f);
+    else if (UCS_PTR_IS_ERR(sp)) {
+      st = fail_status(p);
+      if (st == SKN_NET_ERR) skn_log("UCX transport: flush: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
+    } else st = SKN_NET_INPROGRESS;
+    if (st != SKN_NET_INPROGRESS) free(f);
   }
   unlock(taken);
   return st;

@@ -639,7 +639,8 @@ enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP
  * (its neighbours are written back unchanged, and the CPU's atomics on the byte and on
  * the word exclude each other); any other element takes the window's element lock in
  * the target process (skn_win_elem_lock), is read, changed and written back. Each round
- * is waited for before the call returns, which keeps the accumulates of one origin
+ * is waited for before the call returns, and the module fences a posted atomic from
+ * the operations after it (skn_net_atomic), which keeps the accumulates of one origin
  * ordered. */
 #define ACC_BATCH 256
 typedef struct acc_batch {
@@ -666,13 +667,14 @@ static void acc_run(acc_batch *b) {
   static const uint64_t zero = 0;
   rma_wait w;
   if (b->op == OP_NO_OP || b->aop >= 0) {
-    /* one round; fetching even when no old value is wanted: the reply says the atomic
-     * is complete at the target */
+    /* one round; an element whose old value is not wanted gets a posted atomic (no reply:
+     * complete at the target after the flush, which then costs one round trip for all),
+     * except MPI_REPLACE, whose swap UCX only has fetching */
     rma_wait_init(&w);
     for (int k = 0; k < b->n; k++) {
       void *res = b->old[k] && b->width == b->bs ? (void *)b->old[k] : (void *)&b->cur[k];
       if (b->op == OP_NO_OP) acc_issue(b, &w, k, SKN_NET_AOP_OR, &zero, res); /* an atomic read */
-      else acc_issue(b, &w, k, b->aop, b->in[k], res);
+      else acc_issue(b, &w, k, b->aop, b->in[k], b->old[k] || b->aop == SKN_NET_AOP_SWAP ? res : NULL);
     }
     rma_wait_all(&w);
     for (int k = 0; k < b->n; k++)
