@@ -690,9 +690,7 @@ static void acc_run(acc_batch *b) {
     for (int k = 0; k < b->n; k++) {
       if (!b->taddr[k]) continue; /* done */
       b->nv[k] = b->cur[k];
-      uint64_t in; /* the origin's element may be misaligned: the op reads typed values */
-      memcpy(&in, b->in[k], b->bs);
-      skn_op_apply(b->op, b->basic, &in, (char *)&b->nv[k] + b->off[k], 1);
+      skn_rma_apply(b->op, b->basic, b->in[k], false, (char *)&b->nv[k] + b->off[k]); /* native: bs == extent */
       b->cmp[k] = b->cur[k];
       acc_issue(b, &w, k, SKN_NET_AOP_CSWAP, &b->nv[k], &b->cmp[k]);
     }
@@ -728,14 +726,13 @@ static void acc_locked(skn_rank *target, const skn_rma_loc *t, int op, int basic
                        char *taddr) {
   const skn_dtype *bt = &skn_dt_predefined[basic];
   size_t ext = (size_t)bt->extent;
-  _Alignas(64) char cur[64], inel[64];
+  _Alignas(64) char cur[64];
   if (ext > sizeof cur) skn_fatal("accumulate on %s: %zu-byte elements", bt->name, ext);
   skn_win_elem_lock(t->w, target, taddr);
   rma_bytes(target, t, false, cur, taddr, ext);
   if (old) skn_dt_pack(old, cur, bt, bt->size);
   if (in) {
-    skn_dt_unpack(inel, bt, in, bt->size);
-    skn_op_apply(op, basic, inel, cur, 1);
+    skn_rma_apply(op, basic, in, true, cur);
     rma_bytes(target, t, true, cur, taddr, ext);
     ucx_rma_flush(target); /* at the target before the lock is released */
   }
