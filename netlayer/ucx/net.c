@@ -22,7 +22,7 @@
 
 #include <ucp/api/ucp.h>
 
-enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3, AM_CONTROL = 4, AM_BATCH = 5 };
+enum { AM_MSG = 0, AM_ACK = 1, AM_CANCEL = 2, AM_CANCEL_ANSWER = 3, AM_CONTROL = 4, AM_BATCH = 5, AM_PUT = 6, AM_PUT_DONE = 7 };
 
 /* Small SKN_NET_LATER messages to one process are coalesced: each is appended (header,
  * then the payload padded to 8 bytes) to the process's batch, which goes as one AM_BATCH
@@ -65,6 +65,12 @@ typedef struct peer {
   struct send_rec *deferred; /* send side reordering for tests (SKEIN_NET_TEST_SWAP) */
   char *batch;               /* BATCH_BYTES, allocated on first use */
   size_t batch_len;
+  uint8_t put_mode;          /* PUT_UNKNOWN, PUT_UCX or PUT_RNDV (put_by_rndv) */
+  /* one-sided, so that a flush waits only when something needs it (skn_net_flush): */
+  uint64_t rma_issued;  /* operations only a flush completes at the target: UCX's puts, posted atomics */
+  uint64_t rma_flushed; /* of those, how many completed flushes covered */
+  int rma_pending;      /* operations whose own completion is still due (gets, fetching atomics, ...) */
+  uint8_t posted_aop;   /* the op (+ 1) of the posted atomics not fenced from later ones yet; 0: none */
 } peer;
 
 /* A send in flight: the header must stay valid until UCX completes the operation. */
@@ -110,6 +116,8 @@ static struct {
   unsigned calls;        /* progress calls */
   uint64_t next_check_ns;
   size_t rndv_threshold;
+  size_t put_rndv_min;   /* SKEIN_NET_PUT_RNDV: puts of this size or more may go by rendezvous */
+  struct skn_net_mem *mems; /* this process's registered regions (a rendezvous put's target is checked) */
   bool errmode_all_peer; /* SKEIN_NET_ERRMODE=peer */
   bool test_swap;
   unsigned events;       /* hooks called in this progress */
@@ -774,18 +782,33 @@ struct skn_net_rkey {
   ucp_rkey_h rkey;
 };
 
+/* A registered region; listed so that a rendezvous put can be checked against them. */
+struct skn_net_mem {
+  struct skn_net_mem *next;
+  ucp_mem_h memh;
+  uintptr_t lo, hi;
+};
+
 int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_t *rkey_len) {
   ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                              .address = addr, .length = len};
-  ucp_mem_h memh;
+  skn_net_mem *m = malloc(sizeof *m);
+  if (!m) return SKN_NET_ERR;
+  *m = (skn_net_mem){.lo = (uintptr_t)addr, .hi = (uintptr_t)addr + len};
   bool taken = lock();
-  ucs_status_t st = ucp_mem_map(net_state.context, &mp, &memh);
+  ucs_status_t st = ucp_mem_map(net_state.context, &mp, &m->memh);
   void *packed = NULL;
   size_t plen = 0;
-  if (st == UCS_OK && (st = ucp_rkey_pack(net_state.context, memh, &packed, &plen)) != UCS_OK) ucp_mem_unmap(net_state.context, memh);
+  if (st == UCS_OK && (st = ucp_rkey_pack(net_state.context, m->memh, &packed, &plen)) != UCS_OK)
+    ucp_mem_unmap(net_state.context, m->memh);
+  if (st == UCS_OK) {
+    m->next = net_state.mems;
+    net_state.mems = m;
+  }
   unlock(taken);
   if (st != UCS_OK) {
     skn_log("UCX transport: cannot register %zu bytes at %p: %s", len, addr, ucs_status_string(st));
+    free(m);
     return SKN_NET_ERR;
   }
   int rc = SKN_NET_OK;
@@ -795,19 +818,30 @@ int skn_net_mem_map(void *addr, size_t len, skn_net_mem **mem, void *rkey, size_
   } else {
     memcpy(rkey, packed, plen);
     *rkey_len = plen;
-    *mem = (skn_net_mem *)memh;
+    *mem = m;
   }
   ucp_rkey_buffer_release(packed);
-  if (rc != SKN_NET_OK) skn_net_mem_unmap((skn_net_mem *)memh);
+  if (rc != SKN_NET_OK) skn_net_mem_unmap(m);
   return rc;
 }
 
 void skn_net_mem_unmap(skn_net_mem *mem) {
   if (!mem) return;
   bool taken = lock();
-  ucs_status_t st = ucp_mem_unmap(net_state.context, (ucp_mem_h)mem);
+  skn_net_mem **pp = &net_state.mems;
+  while (*pp && *pp != mem) pp = &(*pp)->next;
+  if (*pp) *pp = mem->next;
+  ucs_status_t st = ucp_mem_unmap(net_state.context, mem->memh);
   unlock(taken);
   if (st != UCS_OK) skn_log("UCX transport: ucp_mem_unmap: %s", ucs_status_string(st));
+  free(mem);
+}
+
+/* Under the lock: [a, a + len) lies in one registered region. */
+static bool mapped(uintptr_t a, size_t len) {
+  for (skn_net_mem *m = net_state.mems; m; m = m->next)
+    if (a >= m->lo && a <= m->hi && len <= m->hi - a) return true;
+  return false;
 }
 
 int skn_net_rkey_unpack(int proc, const void *buf, size_t len, skn_net_rkey **out) {
@@ -845,7 +879,13 @@ static send_rec *op_rec(int proc, skn_net_done_fn done, void *arg) {
   return r;
 }
 
-/* Under the lock: what an nbx call returned. */
+/* A one-sided operation's completion: one fewer pending to its process. */
+static void rma_cb(void *request, ucs_status_t status, void *user_data) {
+  net_state.peers[((send_rec *)user_data)->dst].rma_pending--;
+  send_cb(request, status, user_data);
+}
+
+/* Under the lock: what an nbx call of a one-sided operation (callback rma_cb) returned. */
 static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what) {
   if (sp == NULL) {
     rec_free(r);
@@ -858,7 +898,162 @@ static int op_status(peer *p, send_rec *r, ucs_status_ptr_t sp, const char *what
     rec_free(r);
     return st;
   }
+  p->rma_pending++;
   return SKN_NET_INPROGRESS;
+}
+
+/* ---- large puts by rendezvous
+ * Where UCX has no RMA lane to a process, its put is a software emulation: 8-KiB active
+ * messages, each copied at both ends and acknowledged one by one, handled by the
+ * target's progress. That is the case over tcp, and between processes of a node over
+ * shared memory too (UCX's sysv/posix lanes reach only memory UCX allocated itself): see
+ * UCX_PROTO_INFO=y, "remote memory write by ucp_put*(): software emulation". A large put
+ * then goes as a rendezvous active message instead, which UCX moves with its zero-copy
+ * protocols (tcp: put_zcopy over every tcp lane, the data received straight into the
+ * window; shared memory: one cma copy). The target's handler checks that the range lies
+ * in a registered region, receives the data into it and answers AM_PUT_DONE: the put is
+ * then complete at the target. Both ways need the target's progress. */
+enum { PUT_UNKNOWN = 0, PUT_UCX, PUT_RNDV };
+
+typedef struct put_hdr {
+  uint64_t raddr;
+  uint64_t cookie;  /* the origin's put_rec */
+  int32_t src_proc; /* AM_PUT: the origin; AM_PUT_DONE: the target */
+  int32_t status;   /* AM_PUT_DONE: SKN_NET_OK or SKN_NET_ERR */
+} put_hdr;
+
+typedef struct put_rec {
+  put_hdr hdr; /* UCX reads it until the send completes */
+  skn_net_done_fn done;
+  void *arg;
+  int dst;
+  int pending; /* UCX's send completion and the target's answer */
+  int status;
+} put_rec;
+
+/* Under the lock: UCX 1.13 has no query for it, but its endpoint printout names each
+ * lane's roles, and put is emulated when no lane is an "rma" lane. If the printout
+ * changes, puts go by rendezvous everywhere: still correct. */
+static bool put_by_rndv(peer *p, ucp_ep_h ep) {
+  if (SKN_UNLIKELY(p->put_mode == PUT_UNKNOWN)) {
+    char *text = NULL;
+    size_t n = 0;
+    bool rma_lane = false;
+    FILE *f = open_memstream(&text, &n);
+    if (f) {
+      ucp_ep_print_info(ep, f);
+      fclose(f);
+      rma_lane = text && strstr(text, " rma#");
+    }
+    free(text);
+    p->put_mode = rma_lane ? PUT_UCX : PUT_RNDV;
+  }
+  return p->put_mode == PUT_RNDV;
+}
+
+static void put_event(put_rec *r, int status) {
+  if (status != SKN_NET_OK) r->status = status;
+  if (--r->pending) return;
+  net_state.peers[r->dst].rma_pending--;
+  net_state.events++;
+  if (r->done) r->done(r->arg, r->status);
+  free(r);
+}
+
+static void put_sent_cb(void *request, ucs_status_t status, void *user_data) {
+  put_rec *r = user_data;
+  ucp_request_free(request);
+  if (status == UCS_OK) {
+    put_event(r, SKN_NET_OK);
+    return;
+  }
+  if (!atomic_load(&net_state.peers[r->dst].failed))
+    skn_log("UCX transport: put to process %d failed: %s", r->dst, ucs_status_string(status));
+  r->pending = 1; /* no answer will come */
+  put_event(r, fail_status(&net_state.peers[r->dst]));
+}
+
+/* Under the lock. */
+static int put_rndv(peer *p, ucp_ep_h ep, const void *buf, size_t len, uint64_t raddr, skn_net_done_fn done,
+                    void *arg) {
+  put_rec *r = malloc(sizeof *r);
+  if (!r) skn_fatal("UCX transport: out of memory");
+  *r = (put_rec){.hdr = {.raddr = raddr, .cookie = (uintptr_t)r, .src_proc = net_state.pmi->proc},
+                 .done = done, .arg = arg, .dst = p->proc, .pending = 2, .status = SKN_NET_OK};
+  ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+      .cb.send = put_sent_cb, .user_data = r, .flags = UCP_AM_SEND_FLAG_RNDV};
+  ucs_status_ptr_t sp = ucp_am_send_nbx(ep, AM_PUT, &r->hdr, sizeof r->hdr, buf, len, &param);
+  if (sp == NULL) {
+    r->pending--; /* sent; the answer follows */
+  } else if (UCS_PTR_IS_ERR(sp)) {
+    free(r);
+    return send_failed(p, sp);
+  }
+  p->rma_pending++;
+  return SKN_NET_INPROGRESS;
+}
+
+/* Under the lock (progress): the target's answer. */
+static void put_answer(const put_hdr *in, int status) {
+  put_hdr h = {.cookie = in->cookie, .src_proc = net_state.pmi->proc, .status = status};
+  if (send_control(in->src_proc, AM_PUT_DONE, &h, sizeof h) < 0)
+    skn_log("UCX transport: cannot answer a put of process %d", in->src_proc);
+}
+
+static void put_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data) {
+  (void)length;
+  put_hdr *in = user_data;
+  if (status != UCS_OK) skn_log("UCX transport: put from process %d: %s", in->src_proc, ucs_status_string(status));
+  put_answer(in, status == UCS_OK ? SKN_NET_OK : SKN_NET_ERR);
+  free(in);
+  ucp_request_free(request);
+}
+
+static ucs_status_t am_put_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                              const ucp_am_recv_param_t *param) {
+  (void)arg;
+  bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
+  put_hdr h;
+  if (header_length != sizeof h || (memcpy(&h, header, sizeof h), h.src_proc < 0) ||
+      h.src_proc >= net_state.pmi->nprocs) {
+    skn_log("UCX transport: dropped a malformed put (header %zu bytes)", header_length);
+    if (rndv) ucp_am_data_release(net_state.worker, data);
+    return UCS_OK;
+  }
+  if (!mapped(h.raddr, length)) {
+    skn_log("UCX transport: process %d put %zu bytes at %#llx, outside this process's registered memory",
+            h.src_proc, length, (unsigned long long)h.raddr);
+    put_answer(&h, SKN_NET_ERR);
+    if (rndv) ucp_am_data_release(net_state.worker, data);
+    return UCS_OK;
+  }
+  if (!rndv) { /* UCX sent it eagerly after all */
+    memcpy((void *)(uintptr_t)h.raddr, data, length);
+    put_answer(&h, SKN_NET_OK);
+    return UCS_OK;
+  }
+  put_hdr *in = malloc(sizeof *in);
+  if (!in) skn_fatal("UCX transport: out of memory");
+  *in = h;
+  ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+                            .cb.recv_am = put_recv_cb, .user_data = in};
+  ucs_status_ptr_t sp = ucp_am_recv_data_nbx(net_state.worker, data, (void *)(uintptr_t)h.raddr, length, &rp);
+  if (sp == NULL || UCS_PTR_IS_ERR(sp)) {
+    if (sp) skn_log("UCX transport: put from process %d: %s", h.src_proc, ucs_status_string(UCS_PTR_STATUS(sp)));
+    put_answer(&h, sp ? SKN_NET_ERR : SKN_NET_OK);
+    free(in);
+  }
+  return UCS_INPROGRESS; /* the descriptor is UCX's receive's now */
+}
+
+static ucs_status_t am_put_done_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                   const ucp_am_recv_param_t *param) {
+  (void)arg, (void)data, (void)param;
+  put_hdr h;
+  if (!control_hdr(header, header_length, length, &h, sizeof h)) return UCS_OK;
+  put_event((put_rec *)(uintptr_t)h.cookie, h.status);
+  return UCS_OK;
 }
 
 static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk, skn_net_done_fn done,
@@ -869,13 +1064,16 @@ static int rma(bool put, int proc, void *buf, size_t len, uint64_t raddr, skn_ne
   bool taken = lock();
   ucp_ep_h ep = get_ep(p);
   int st = SKN_NET_ERR;
-  if (ep) {
+  if (ep && put && len >= net_state.put_rndv_min && put_by_rndv(p, ep)) {
+    st = put_rndv(p, ep, buf, len, raddr, done, arg);
+  } else if (ep) {
     send_rec *r = op_rec(proc, done, arg);
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                                 .cb.send = send_cb, .user_data = r};
+                                 .cb.send = rma_cb, .user_data = r};
     ucs_status_ptr_t sp = put ? ucp_put_nbx(ep, buf, len, raddr, rk->rkey, &param)
                               : ucp_get_nbx(ep, buf, len, raddr, rk->rkey, &param);
     st = op_status(p, r, sp, put ? "put" : "get");
+    if (put && st >= 0) p->rma_issued++; /* at the target after a flush */
   }
   unlock(taken);
   return st;
@@ -906,6 +1104,14 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
   ucp_ep_h ep = get_ep(p);
   int st = SKN_NET_ERR;
   if (ep) {
+    /* Accumulates of one origin are ordered (MPI's default accumulate_ordering): a posted
+     * atomic may still be on its way when the next operation is issued, so a fence
+     * separates them, unless both are posted with the same op (those commute). */
+    if (p->posted_aop && p->rma_flushed != p->rma_issued && (result || p->posted_aop != aop + 1)) {
+      ucs_status_t fs = ucp_worker_fence(net_state.worker);
+      if (fs != UCS_OK) skn_log("UCX transport: ucp_worker_fence: %s", ucs_status_string(fs));
+      p->posted_aop = 0;
+    }
     send_rec *r = op_rec(proc, done, arg);
     r->hdr.operand = 0;
     if (aop == SKN_NET_AOP_CSWAP) { /* UCX's order: buffer = compare, reply buffer = new value in, old out */
@@ -917,27 +1123,74 @@ int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *r
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
                         (result ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
-        .cb.send = send_cb, .user_data = r, .datatype = ucp_dt_make_contig(width), .reply_buffer = result};
+        .cb.send = rma_cb, .user_data = r, .datatype = ucp_dt_make_contig(width), .reply_buffer = result};
     ucs_status_ptr_t sp = ucp_atomic_op_nbx(ep, ops[aop], &r->hdr.operand, 1, raddr, rk->rkey, &param);
     /* the operand is read at once, but the record lives until the callback anyway */
     st = op_status(p, r, sp, "atomic");
+    if (!result && st >= 0) { /* posted: at the target after a flush */
+      p->rma_issued++;
+      p->posted_aop = (uint8_t)(aop + 1);
+    }
   }
   unlock(taken);
   return st;
 }
 
+/* A flush in flight: what it covers of each process's rma_issued (one entry, or one per
+ * process for a flush of every process). */
+typedef struct flush_rec {
+  skn_net_done_fn done;
+  void *arg;
+  int proc; /* -1: every process */
+  uint64_t upto[];
+} flush_rec;
+
+static void flush_covered(const flush_rec *f) {
+  for (int q = f->proc < 0 ? 0 : f->proc, k = 0; q < (f->proc < 0 ? net_state.pmi->nprocs : f->proc + 1); q++, k++)
+    if (f->upto[k] > net_state.peers[q].rma_flushed) net_state.peers[q].rma_flushed = f->upto[k];
+}
+
+static void flush_cb(void *request, ucs_status_t status, void *user_data) {
+  flush_rec *f = user_data;
+  int st = SKN_NET_OK;
+  if (status == UCS_OK) flush_covered(f);
+  else {
+    st = f->proc < 0 ? SKN_NET_ERR : fail_status(&net_state.peers[f->proc]);
+    if (st == SKN_NET_ERR) skn_log("UCX transport: flush failed: %s", ucs_status_string(status));
+  }
+  net_state.events++;
+  if (f->done) f->done(f->arg, st);
+  free(f);
+  ucp_request_free(request);
+}
+
+/* Under the lock: nothing issued to p waits for a flush. Gets, fetching atomics and
+ * rendezvous puts are complete at the target when their own completion has run; only
+ * UCX's puts and posted atomics need the flush (over tcp each flush also costs UCX a
+ * round trip of its own: a zero-length put and its acknowledgement). */
+static bool rma_clean(const peer *p) { return p->rma_flushed == p->rma_issued && p->rma_pending == 0; }
+
 int skn_net_flush(int proc, skn_net_done_fn done, void *arg) {
   if (proc < -1 || proc >= net_state.pmi->nprocs) return SKN_NET_INVAL;
   bool taken = lock();
-  int st = SKN_NET_OK;
+  int st = SKN_NET_OK, n = proc < 0 ? net_state.pmi->nprocs : 1;
+  bool clean = true;
+  for (int k = 0; k < n; k++) clean &= rma_clean(&net_state.peers[proc < 0 ? k : proc]);
   peer *p = &net_state.peers[proc < 0 ? net_state.pmi->proc : proc];
-  ucp_ep_h ep = proc < 0 ? NULL : p->ep;
-  if (proc < 0 || ep) { /* no endpoint: nothing was ever issued to it */
-    send_rec *r = op_rec(proc < 0 ? net_state.pmi->proc : proc, done, arg);
+  if (!clean && (proc < 0 || p->ep)) { /* no endpoint: nothing was ever issued to it */
+    flush_rec *f = malloc(sizeof *f + (size_t)n * sizeof f->upto[0]);
+    if (!f) skn_fatal("UCX transport: out of memory");
+    *f = (flush_rec){.done = done, .arg = arg, .proc = proc};
+    for (int k = 0; k < n; k++) f->upto[k] = net_state.peers[proc < 0 ? k : proc].rma_issued;
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-                                 .cb.send = send_cb, .user_data = r};
-    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(net_state.worker, &param) : ucp_ep_flush_nbx(ep, &param);
-    st = op_status(p, r, sp, "flush");
+                                 .cb.send = flush_cb, .user_data = f};
+    ucs_status_ptr_t sp = proc < 0 ? ucp_worker_flush_nbx(net_state.worker, &param) : ucp_ep_flush_nbx(p->ep, &param);
+    if (sp == NULL) flush_covered(f);
+    else if (UCS_PTR_IS_ERR(sp)) {
+      st = fail_status(p);
+      if (st == SKN_NET_ERR) skn_log("UCX transport: flush: %s", ucs_status_string(UCS_PTR_STATUS(sp)));
+    } else st = SKN_NET_INPROGRESS;
+    if (st != SKN_NET_INPROGRESS) free(f);
   }
   unlock(taken);
   return st;
@@ -1082,6 +1335,7 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   net_state.pmi = pmi;
   net_state.hooks = *hooks;
   net_state.rndv_threshold = (size_t)skn_env_size("NET_RNDV", 8192);
+  net_state.put_rndv_min = (size_t)skn_env_size("NET_PUT_RNDV", 65536);
   const char *mode = getenv("SKEIN_NET_ERRMODE");
   if (mode && strcmp(mode, "peer") && strcmp(mode, "auto")) {
     skn_log("UCX transport: SKEIN_NET_ERRMODE must be auto or peer, not '%s'", mode);
@@ -1141,6 +1395,12 @@ int skn_net_init(const skn_pmi_info *pmi, const skn_net_hooks *hooks) {
   if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
   hp.id = AM_BATCH;
   hp.cb = am_batch_cb;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_PUT;
+  hp.cb = am_put_cb;
+  if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
+  hp.id = AM_PUT_DONE;
+  hp.cb = am_put_done_cb;
   if ((st = ucp_worker_set_am_recv_handler(net_state.worker, &hp)) != UCS_OK) goto cleanup_worker;
 
   net_state.peers = calloc((size_t)pmi->nprocs, sizeof *net_state.peers);

@@ -211,7 +211,10 @@ SKN_INTERNAL void skn_net_rkey_destroy(skn_net_rkey *rk);
 
 /* Put and get of len bytes between buf and remote address raddr of process proc. Return
  * codes as skn_net_send: `done` runs once buf may be reused (put: local completion; the
- * data is at the target after skn_net_flush) or holds the data (get). */
+ * data is at the target after skn_net_flush) or holds the data (get). Where UCX only
+ * emulates put, a put of SKEIN_NET_PUT_RNDV bytes (64 KiB) or more goes as a rendezvous
+ * message into the target's registered memory; its `done` then means that the data is
+ * at the target. */
 SKN_INTERNAL int skn_net_put(int proc, const void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk,
                              skn_net_done_fn done, void *arg);
 SKN_INTERNAL int skn_net_get(int proc, void *buf, size_t len, uint64_t raddr, skn_net_rkey *rk,
@@ -219,12 +222,16 @@ SKN_INTERNAL int skn_net_get(int proc, void *buf, size_t len, uint64_t raddr, sk
 
 enum { SKN_NET_AOP_ADD, SKN_NET_AOP_AND, SKN_NET_AOP_OR, SKN_NET_AOP_XOR, SKN_NET_AOP_SWAP, SKN_NET_AOP_CSWAP };
 /* Atomic operation aop on the width-byte (4 or 8) word at raddr, operand `*operand`
- * (copied at once). result: NULL (ADD, AND, OR, XOR only: no reply), else the old value
- * lands there; for CSWAP it holds the compare value on entry. */
+ * (copied at once). result: NULL (ADD, AND, OR, XOR only: posted, no reply; at the target
+ * after skn_net_flush), else the old value lands there (the atomic is then complete at
+ * the target); for CSWAP it holds the compare value on entry. The atomics of this
+ * process to one process are applied in the order issued (but for posted ones of one
+ * op in a row, which commute). */
 SKN_INTERNAL int skn_net_atomic(int proc, int aop, size_t width, const void *operand, void *result, uint64_t raddr,
                                 skn_net_rkey *rk, skn_net_done_fn done, void *arg);
 /* Remote completion: `done` runs once every put and atomic issued so far to proc (-1:
- * to every process) is complete at its target. */
+ * to every process) is complete at its target. SKN_NET_OK at once when nothing issued
+ * needs a flush (only gets, fetching atomics and rendezvous puts, all complete). */
 SKN_INTERNAL int skn_net_flush(int proc, skn_net_done_fn done, void *arg);
 
 /* What libskein finds in the dlopen'ed transport (libskein-ucx.so, symbol

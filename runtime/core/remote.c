@@ -639,7 +639,8 @@ enum { OP_MAX = 1, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP
  * (its neighbours are written back unchanged, and the CPU's atomics on the byte and on
  * the word exclude each other); any other element takes the window's element lock in
  * the target process (skn_win_elem_lock), is read, changed and written back. Each round
- * is waited for before the call returns, which keeps the accumulates of one origin
+ * is waited for before the call returns, and the module fences a posted atomic from
+ * the operations after it (skn_net_atomic), which keeps the accumulates of one origin
  * ordered. */
 #define ACC_BATCH 256
 typedef struct acc_batch {
@@ -666,13 +667,14 @@ static void acc_run(acc_batch *b) {
   static const uint64_t zero = 0;
   rma_wait w;
   if (b->op == OP_NO_OP || b->aop >= 0) {
-    /* one round; fetching even when no old value is wanted: the reply says the atomic
-     * is complete at the target */
+    /* one round; an element whose old value is not wanted gets a posted atomic (no reply:
+     * complete at the target after the flush, which then costs one round trip for all),
+     * except MPI_REPLACE, whose swap UCX only has fetching */
     rma_wait_init(&w);
     for (int k = 0; k < b->n; k++) {
       void *res = b->old[k] && b->width == b->bs ? (void *)b->old[k] : (void *)&b->cur[k];
       if (b->op == OP_NO_OP) acc_issue(b, &w, k, SKN_NET_AOP_OR, &zero, res); /* an atomic read */
-      else acc_issue(b, &w, k, b->aop, b->in[k], res);
+      else acc_issue(b, &w, k, b->aop, b->in[k], b->old[k] || b->aop == SKN_NET_AOP_SWAP ? res : NULL);
     }
     rma_wait_all(&w);
     for (int k = 0; k < b->n; k++)
@@ -688,9 +690,7 @@ static void acc_run(acc_batch *b) {
     for (int k = 0; k < b->n; k++) {
       if (!b->taddr[k]) continue; /* done */
       b->nv[k] = b->cur[k];
-      uint64_t in; /* the origin's element may be misaligned: the op reads typed values */
-      memcpy(&in, b->in[k], b->bs);
-      skn_op_apply(b->op, b->basic, &in, (char *)&b->nv[k] + b->off[k], 1);
+      skn_rma_apply(b->op, b->basic, b->in[k], false, (char *)&b->nv[k] + b->off[k]); /* native: bs == extent */
       b->cmp[k] = b->cur[k];
       acc_issue(b, &w, k, SKN_NET_AOP_CSWAP, &b->nv[k], &b->cmp[k]);
     }
@@ -726,14 +726,13 @@ static void acc_locked(skn_rank *target, const skn_rma_loc *t, int op, int basic
                        char *taddr) {
   const skn_dtype *bt = &skn_dt_predefined[basic];
   size_t ext = (size_t)bt->extent;
-  _Alignas(64) char cur[64], inel[64];
+  _Alignas(64) char cur[64];
   if (ext > sizeof cur) skn_fatal("accumulate on %s: %zu-byte elements", bt->name, ext);
   skn_win_elem_lock(t->w, target, taddr);
   rma_bytes(target, t, false, cur, taddr, ext);
   if (old) skn_dt_pack(old, cur, bt, bt->size);
   if (in) {
-    skn_dt_unpack(inel, bt, in, bt->size);
-    skn_op_apply(op, basic, inel, cur, 1);
+    skn_rma_apply(op, basic, in, true, cur);
     rma_bytes(target, t, true, cur, taddr, ext);
     ucx_rma_flush(target); /* at the target before the lock is released */
   }

@@ -812,13 +812,14 @@ static bool is_integer(int basic) {
     if (old) __builtin_memcpy(old, &v, sizeof v);                                         \
   } while (0)
 
-/* *tgt = in op *tgt for an element that may be misaligned (or `in` may be): the op reads
- * typed values, so it works on aligned copies (UBSan: misaligned short load, rma_xacc). */
-static void apply_copy(int op, int basic, const void *in, char *tgt) {
-  size_t n = (size_t)skn_dt_predefined[basic].extent;
+/* (UBSan found the misaligned loads: a short in rma_xacc.) */
+void skn_rma_apply(int op, int basic, const void *in, bool in_packed, void *tgt) {
+  const skn_dtype *bt = &skn_dt_predefined[basic];
+  size_t n = (size_t)bt->extent;
   _Alignas(max_align_t) char a[64], t[64];
-  if (n > sizeof a) skn_fatal("accumulate: element of %zu bytes", n);
-  memcpy(a, in, n);
+  if (n > sizeof a) skn_fatal("accumulate on %s: %zu-byte elements", bt->name, n);
+  if (in_packed) skn_dt_unpack(a, bt, in, bt->size);
+  else memcpy(a, in, n);
   memcpy(t, tgt, n);
   skn_op_apply(op, basic, a, t, 1);
   memcpy(tgt, t, n);
@@ -840,14 +841,14 @@ static inline void acc_elem(skn_win *w, int op, int basic, int hw, bool integer,
     skn_rank *lead = skn_win_member(w, w->lead);
     skn_win_elem_lock(w, lead, tgt);
     if (old) memcpy(old, tgt, (size_t)skn_dt_predefined[basic].extent);
-    if (op != OP_NO_OP) apply_copy(op, basic, in, tgt);
+    if (op != OP_NO_OP) skn_rma_apply(op, basic, in, false, tgt);
     skn_win_elem_unlock(w, lead, tgt);
     return;
   }
   skn_spinlock *l = &w->stripes[((uintptr_t)tgt >> 6) % SKN_WIN_STRIPES];
   skn_spin_lock(l);
   if (old) memcpy(old, tgt, (size_t)skn_dt_predefined[basic].extent);
-  if (op != OP_NO_OP) apply_copy(op, basic, in, tgt);
+  if (op != OP_NO_OP) skn_rma_apply(op, basic, in, false, tgt);
   skn_spin_unlock(l);
 }
 

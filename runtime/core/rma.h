@@ -180,6 +180,12 @@ typedef struct skn_rma_pos {
 } skn_rma_pos;
 SKN_INTERNAL char *skn_rma_elem(skn_rma_pos *p, size_t bs);
 
+/* *tgt = in op *tgt for one element of predefined type `basic`, tgt in the type's memory
+ * layout (extent bytes), `in` in it too or, if in_packed, in the packed stream's (size
+ * bytes: pairs such as MPI_DOUBLE_INT have padding). Either may be misaligned: the op
+ * reads typed values, so it works on aligned copies. */
+SKN_INTERNAL void skn_rma_apply(int op, int basic, const void *in, bool in_packed, void *tgt);
+
 /* Compare-and-swap of one element of predefined type `basic` (size 1, 2, 4 or 8). */
 SKN_INTERNAL void skn_rma_cas(skn_win *w, int basic, const void *origin, const void *compare, void *result,
                               char *taddr);

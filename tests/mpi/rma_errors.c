@@ -148,7 +148,24 @@ int main(int argc, char **argv) {
     MPI_CHECK(MPI_Win_fence(0, win));
     EXPECT(MPI_Rget(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, &req), MPI_ERR_RMA_SYNC);
     MPI_CHECK(MPI_Win_lock_all(0, win)); /* a fence epoch with no operation may be followed by a lock */
+    EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC); /* lock_all pending (right may be in another process) */
     MPI_CHECK(MPI_Win_unlock_all(win));
+    /* PSCW: exposed to the left neighbour, accessing the right one; Win_free with either
+     * epoch open is an error, then both close normally */
+    int left = (rank + size - 1) % size;
+    MPI_Group lg, rg;
+    MPI_CHECK(MPI_Group_incl(wg, 1, &left, &lg));
+    MPI_CHECK(MPI_Group_incl(wg, 1, &right, &rg));
+    MPI_CHECK(MPI_Win_post(lg, 0, win));
+    EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC); /* exposure epoch pending */
+    MPI_CHECK(MPI_Win_start(rg, 0, win));
+    EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC); /* both pending */
+    MPI_CHECK(MPI_Put(v, 1, MPI_INT, right, 0, 1, MPI_INT, win));
+    MPI_CHECK(MPI_Win_complete(win));
+    EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC); /* exposure still pending */
+    MPI_CHECK(MPI_Win_wait(win));
+    MPI_Group_free(&lg);
+    MPI_Group_free(&rg);
     MPI_Errhandler mine;
     MPI_CHECK(MPI_Win_create_errhandler(handler, &mine));
     MPI_CHECK(MPI_Win_set_errhandler(win, mine));

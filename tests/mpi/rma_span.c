@@ -195,6 +195,24 @@ int main(int argc, char **argv) {
         MPI_CHECK(MPI_Win_unlock(lt, win));
         CHECK(o2 == 40, "MAX then NO_OP read %lld", (long long)o2);
     }
+    /* accumulates whose old value nobody wants (posted atomics, no reply) of different ops
+     * in a row, then a flush: the target, told by a message, must see all of them applied
+     * in order */
+    if (rank == 0 && lt != 0) {
+        int64_t v[5] = {0x0f0f, 0x00ff, 0x1000, 3, 3}, want = 40;
+        MPI_Op ops[5] = {MPI_BOR, MPI_BAND, MPI_BXOR, MPI_SUM, MPI_SUM};
+        MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, lt, 0, win));
+        for (int i = 0; i < 5; i++) MPI_CHECK(MPI_Accumulate(&v[i], 1, MPI_INT64_T, lt, 0, 1, MPI_INT64_T, ops[i], win));
+        MPI_CHECK(MPI_Win_flush(lt, win));
+        want = (((want | v[0]) & v[1]) ^ v[2]) + v[3] + v[4];
+        MPI_CHECK(MPI_Send(&want, 1, MPI_INT64_T, lt, 77, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Win_unlock(lt, win));
+    } else if (rank == lt && lt != 0) {
+        int64_t want;
+        MPI_CHECK(MPI_Recv(&want, 1, MPI_INT64_T, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(((volatile int64_t *)cnt)[0] == want, "after BOR, BAND, BXOR, SUM, SUM and a flush: %llx, want %llx",
+              (unsigned long long)((volatile int64_t *)cnt)[0], (unsigned long long)want);
+    }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* ---- accumulates of many elements per call (more than one batch of remote atomics),
