@@ -208,4 +208,9 @@ SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm com
 /* Frees a persistent request's saved arguments (p2p.c). */
 SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
 
+/* Gives the calling rank's keyval its extra state to own: release(extra) runs when the
+ * keyval ends (freed and its last attribute deleted), e.g. the Fortran bindings' record of
+ * the Fortran callbacks (attr.c). */
+SKN_INTERNAL void skn_api_keyval_own_extra(int keyval, void (*release)(void *extra));
+
 #endif

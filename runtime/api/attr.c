@@ -96,8 +96,17 @@ static void kv_unref(skn_rank *me, int keyval) {
   skn_keyval *k = kv_get(me, keyval);
   if (k && --k->refs == 0) {
     skn_api_of(me)->keyvals[keyval - SKN_KEYVAL_BASE] = NULL;
+    if (k->release) k->release(k->extra);
     free(k);
   }
+}
+
+void skn_api_keyval_own_extra(int keyval, void (*release)(void *extra)) {
+  skn_rank *me = skn_api_self_any("skn_api_keyval_own_extra");
+  skn_rank_lock(me);
+  skn_keyval *k = kv_get(me, keyval);
+  if (k) k->release = release;
+  skn_rank_unlock(me);
 }
 
 static int keyval_error(skn_rank *me, MPI_Comm comm, const char *fn, int kind, int keyval) {
@@ -113,7 +122,7 @@ static int keyval_create(skn_rank *me, const char *fn, int kind, MPI_Comm_copy_a
                          MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state) {
   skn_keyval *k = malloc(sizeof *k);
   if (!k) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
-  *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false};
+  *k = (skn_keyval){kind, copy_fn, delete_fn, extra_state, 1, false, NULL};
   skn_api_rank *api = skn_api_of(me);
   skn_rank_lock(me);
   int idx;

@@ -98,6 +98,7 @@ typedef struct skn_keyval {
   void *extra;
   int refs;                 /* the handle (until freed) + attributes using it */
   bool freed;               /* MPI_Comm_free_keyval / MPI_Type_free_keyval called */
+  void (*release)(void *);  /* frees extra when the keyval ends (skn_api_keyval_own_extra) */
 } skn_keyval;
 
 typedef struct skn_attr {

@@ -136,8 +136,8 @@ ATTR_PUT1(mpi_attr_put_, MPI_Attr_put)
 ATTR_PUT1(pmpi_attr_put_, PMPI_Attr_put)
 
 /* ---- keyvals with callbacks written in Fortran. The C keyval gets trampolines and, as its
- * extra state, a record of the Fortran procedures and the Fortran extra state (kept for
- * the life of the process: keyvals are few). */
+ * extra state, a record of the Fortran procedures and the Fortran extra state, which the
+ * keyval owns (freed when it ends: after MPI_*_free_keyval and its last attribute). */
 typedef void fcopy_fn(const MPI_Fint *old, const MPI_Fint *keyval, const MPI_Aint *extra, const MPI_Aint *in,
                       MPI_Aint *out, MPI_Fint *flag, MPI_Fint *ierr);
 typedef void fdelete_fn(const MPI_Fint *obj, const MPI_Fint *keyval, const MPI_Aint *val, const MPI_Aint *extra,
@@ -224,15 +224,21 @@ static int create_keyval(int type, void *copy, void *del, int *keyval, MPI_Aint 
     if (!d) d = tramp_delete;
   }
   void *state = k ? (void *)k : (void *)extra;
+  int rc;
   /* the datatype and window callbacks have the same shapes with their handle (an int too) */
   if (type == 2)
-    return (prof ? PMPI_Win_create_keyval : MPI_Win_create_keyval)((MPI_Win_copy_attr_function *)c,
-                                                                    (MPI_Win_delete_attr_function *)d, keyval, state);
-  if (type)
-    return (prof ? PMPI_Type_create_keyval : MPI_Type_create_keyval)((MPI_Type_copy_attr_function *)c,
-                                                                      (MPI_Type_delete_attr_function *)d, keyval, state);
-  if (mpi1) return (prof ? PMPI_Keyval_create : MPI_Keyval_create)(c, d, keyval, state);
-  return (prof ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(c, d, keyval, state);
+    rc = (prof ? PMPI_Win_create_keyval : MPI_Win_create_keyval)((MPI_Win_copy_attr_function *)c,
+                                                                  (MPI_Win_delete_attr_function *)d, keyval, state);
+  else if (type)
+    rc = (prof ? PMPI_Type_create_keyval : MPI_Type_create_keyval)((MPI_Type_copy_attr_function *)c,
+                                                                    (MPI_Type_delete_attr_function *)d, keyval, state);
+  else if (mpi1)
+    rc = (prof ? PMPI_Keyval_create : MPI_Keyval_create)(c, d, keyval, state);
+  else
+    rc = (prof ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(c, d, keyval, state);
+  if (k && rc == MPI_SUCCESS) skn_api_keyval_own_extra(*keyval, free); /* freed when the keyval ends */
+  else free(k);
+  return rc;
 }
 
 #define CREATE_KEYVAL(fname, type, prof)                                                                  \

@@ -206,10 +206,13 @@ static bool chunk_ensure(skn_chunk_dir *d, int chunk, int max_chunks, size_t byt
   if (chunk >= d->n) {
     int n = d->n ? d->n : 4;
     while (n <= chunk) n *= 2;
-    void **grown = calloc((size_t)n, sizeof *grown);
+    /* one slot more, past the chunks: the grown-out array, which must stay (see core.h)
+     * and so stays reachable, a chain from the current one */
+    void **grown = calloc((size_t)n + 1, sizeof *grown);
     if (!grown) return false;
     if (d->n) memcpy(grown, d->chunks, sizeof *grown * (size_t)d->n);
-    __atomic_store_n(&d->chunks, grown, __ATOMIC_RELEASE); /* the old array stays: see core.h */
+    grown[n] = d->chunks;
+    __atomic_store_n(&d->chunks, grown, __ATOMIC_RELEASE);
     d->n = n;
   }
   if (!d->chunks[chunk] && !(d->chunks[chunk] = calloc(1, bytes))) return false;

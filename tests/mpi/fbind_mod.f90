@@ -42,6 +42,7 @@ program fbind_mod
   if (rank == 0) root_val = 99
   call MPI_Bcast(root_val, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
   call check(root_val == 99, 'bcast')
+  deallocate(all)
 
   ! two separate variables sent as one message relative to MPI_BOTTOM
   a = rank + 1

@@ -70,9 +70,16 @@ program fpriv_legacy
   nb = rank
   modcount = 3 * rank
   modarr = rank
-  if (allocated(modalloc)) deallocate(modalloc)   ! shared when not privatized
-  allocate(modalloc(rank + 1))
-  modalloc = rank
+  ! the allocatable in turns: without -fprivatize the ranks share its descriptor, and two
+  ! ranks freeing it at once would be a double free, not the WRONG that build must report
+  do i = 0, nranks - 1
+    if (i == rank) then
+      if (allocated(modalloc)) deallocate(modalloc)   ! shared when not privatized
+      allocate(modalloc(rank + 1))
+      modalloc = rank
+    end if
+    call ftest_barrier()
+  end do
   big = rank
   big(size(big)) = rank + 1
   call setcommon(rank)
@@ -94,5 +101,9 @@ program fpriv_legacy
   got = bump()
   call ftest_check(t, 'SAVE and DATA locals'//c_null_char, int((rank + 2) * 1000 + 100 + rank + 2, c_long), &
                    int(got, c_long), ok)
+  do i = 0, nranks - 1      ! freed in turns, as allocated
+    if (i == rank .and. allocated(modalloc)) deallocate(modalloc)
+    call ftest_barrier()
+  end do
   call ftest_finish(t, ok)
 end program
