@@ -201,8 +201,9 @@ class Plan:
             return 'NULL'
         if self.how in ('str_in', 'str_out'):
             return 'c_' + a.name
-        if self.how == 'buffer':
-            return ('skn_fbuf(%s)' if getattr(self, 'in_place', False) else 'skn_fbottom(%s)') % a.name
+        if self.how == 'buffer':  # fortran_glue.h: the '2' forms when two buffers are tested
+            f = 'skn_fbuf' if getattr(self, 'in_place', False) else 'skn_fbottom'
+            return '%s%s(%s)' % (f, '2' if getattr(self, 'buffers', 1) > 1 else '', a.name)
         if self.how == 'attr':
             return 'skn_fattr(%s)' % a.name
         if self.how == 'addr_out':
@@ -256,8 +257,10 @@ def plan_function(f):
     if f.name.startswith('MPI_T_'):
         return None, 'the tools interface has no Fortran binding (MPI-3.1 14.3)'
     plans = [Plan(a) for a in f.args]
+    buffers = sum(p.how == 'buffer' for p in plans)
     for p in plans:
         p.in_place = in_place(f, p.a)
+        p.buffers = buffers
     bad = [p.a.name for p in plans if p.how == 'unsupported']
     if bad:
         return None, 'no Fortran conversion for argument(s) %s' % ', '.join(bad)
