@@ -3,7 +3,8 @@
 ! kind (MPI_COMM/TYPE_DUP_FN copy the attribute on dup, MPI_COMM/TYPE_NULL_COPY_FN do not;
 ! MPI_WIN_DUP_FN and MPI_WIN_NULL_COPY_FN, windows having no dup, are accepted and the value
 ! is kept), a Fortran delete callback that runs on delete_attr and on free, and window and
-! file error handlers written in Fortran that run (a called handler and a failed open).
+! file error handlers written in Fortran that run (a called handler and a failed open);
+! here also MPI-1's MPI_DUP_FN and MPI_NULL_COPY_FN with MPI_KEYVAL_CREATE.
 module attrfn_cb
 #ifndef USE_MPIF
   use mpi
@@ -52,7 +53,7 @@ end module
 program fbind_attrfn
   use attrfn_cb
   implicit none
-  integer :: rank, nranks, kdup, knull, cls, buf(2), ierr
+  integer :: rank, nranks, kdup, knull, cls, buf(2), ierr, ival
   integer(kind=MPI_ADDRESS_KIND) :: val
   logical :: flag
   integer :: comm, dup
@@ -86,6 +87,22 @@ program fbind_attrfn
   call check(deleted == 22, 'no callback for a deleted attribute')
   call MPI_Comm_free_keyval(kdup, ierr)
   call MPI_Comm_free_keyval(knull, ierr)
+
+  ! MPI-1's MPI_DUP_FN and MPI_NULL_COPY_FN (INTEGER attribute values; not in mpi_f08)
+  call MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, kdup, 0, ierr)
+  call MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, knull, 0, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, comm, ierr)
+  call MPI_Attr_put(comm, kdup, 70, ierr)
+  call MPI_Attr_put(comm, knull, 80, ierr)
+  call MPI_Comm_dup(comm, dup, ierr)
+  call MPI_Attr_get(dup, kdup, ival, flag, ierr)
+  call check(flag .and. ival == 70, 'MPI_DUP_FN copies')
+  call MPI_Attr_get(dup, knull, ival, flag, ierr)
+  call check(.not. flag, 'MPI_NULL_COPY_FN does not copy')
+  call MPI_Comm_free(dup, ierr)
+  call MPI_Comm_free(comm, ierr)
+  call MPI_Keyval_free(kdup, ierr)
+  call MPI_Keyval_free(knull, ierr)
 
   ! datatypes
   deleted = 0
