@@ -201,8 +201,9 @@ class Plan:
             return 'NULL'
         if self.how in ('str_in', 'str_out'):
             return 'c_' + a.name
-        if self.how == 'buffer':
-            return ('skn_fbuf(%s)' if getattr(self, 'in_place', False) else 'skn_fbottom(%s)') % a.name
+        if self.how == 'buffer':  # fortran_glue.h: the '2' forms when two buffers are tested
+            f = 'skn_fbuf' if getattr(self, 'in_place', False) else 'skn_fbottom'
+            return '%s%s(%s)' % (f, '2' if getattr(self, 'buffers', 1) > 1 else '', a.name)
         if self.how == 'attr':
             return 'skn_fattr(%s)' % a.name
         if self.how == 'addr_out':
@@ -256,8 +257,10 @@ def plan_function(f):
     if f.name.startswith('MPI_T_'):
         return None, 'the tools interface has no Fortran binding (MPI-3.1 14.3)'
     plans = [Plan(a) for a in f.args]
+    buffers = sum(p.how == 'buffer' for p in plans)
     for p in plans:
         p.in_place = in_place(f, p.a)
+        p.buffers = buffers
     bad = [p.a.name for p in plans if p.how == 'unsupported']
     if bad:
         return None, 'no Fortran conversion for argument(s) %s' % ', '.join(bad)
@@ -310,9 +313,9 @@ def f08_bindc(f, plans):
 
 
 def f08_byvalue(p):
-    """mpi_f08 passes the INTENT(IN) scalars (handles included) to the C glue by VALUE: in
-    registers, as C does. LOGICALs stay by reference (not C types)."""
-    return p.how == 'value' and (p.a.kind or '').upper() != 'LOGICAL'
+    """mpi_f08 passes the INTENT(IN) scalars (handles included, LOGICALs as INTEGER(C_INT)
+    0 or 1, bindc_generic) to the C glue by VALUE: in registers, as C does."""
+    return p.how == 'value'
 
 
 def glue_f08(f, plans, prefix):
@@ -594,37 +597,79 @@ def f08_datarep(prefix):
                          dict(zip(fns, ['MPI_Datarep_conversion_function'] * 2 + ['MPI_Datarep_extent_function'])))
 
 
-def bindc_generic(pname, names, decls, procs=None, ret=None):
+def bindc_generic(pname, names, decls, procs=None, ret=None, logicals=None):
     """(interface lines, module procedure lines) of mpi_f08's generic pname: its specific
     pname_f08 is BIND(C) with that link name (MPI-3.1 17.1.5), decls being its dummies but
-    ierror. Fortran procedures cannot be dummies of a BIND(C) procedure unless they are
-    BIND(C) themselves, which the standard's callback interfaces are not; so the specific
-    takes TYPE(C_FUNPTR)s, and a second specific skn_pname_f08 (procs: dummy -> abstract
-    interface) takes the procedures and passes their C_FUNLOC to pname_f08: a tail call
-    that keeps the link name in the call path, so interposers see every call."""
+    ierror, as the user sees them.
+
+    Two kinds of dummy cannot be what the user passes to a BIND(C) procedure:
+    - Fortran procedures (procs: dummy -> abstract interface), unless BIND(C) themselves,
+      which the standard's callback interfaces are not: the BIND(C) specific takes
+      TYPE(C_FUNPTR)s;
+    - default LOGICALs (logicals: dummy -> whether an array), interoperable in no standard
+      but as LOGICAL(C_BOOL), so `-std=f2008` rejects them: the BIND(C) specific takes a
+      scalar as an INTEGER(C_INT), 0 or 1 (by value if INTENT(IN)), an array as the
+      TYPE(C_PTR) of its first element. gfortran's LOGICAL is a C int holding 0 or 1 (the
+      mpif.h glue passes them to C unchanged too), and an array's length is not always an
+      argument (MPI_Cart_sub's remain_dims), so arrays are not copied.
+    Then a second specific skn_pname_f08 takes what the user has and calls pname_f08 with
+    C_FUNLOC(procedure) and the converted LOGICALs, converting scalars out after the call:
+    the link name stays in the call path, so interposers see every call. With LOGICALs the
+    BIND(C) specific is an interface inside the wrapper only, so INTEGERs in their place do
+    not compile."""
+    procs, logicals = procs or {}, logicals or {}
+    if ret and (logicals or procs):
+        raise ValueError('%s: a function with LOGICAL or procedure dummies' % pname)
     spec = pname + '_f08'
-    if ret:
-        sig = '%s function %s(%s) bind(C, name="%s")' % (ret, spec, ', '.join(names), spec)
-        end = 'end function'
-        full = decls
-    else:
-        sig = 'subroutine %s(%s) bind(C, name="%s")' % (spec, ', '.join(names + ['ierror']), spec)
-        end = 'end subroutine'
-        full = decls + ['integer, optional, intent(out) :: ierror']
-    iface = ['  interface %s' % pname, '    ' + sig, '      import'] + ['      ' + d for d in full] + ['    ' + end]
-    if not procs:
-        return iface + ['  end interface'], []
-    wrap = 'skn_' + spec.lower()
-    iface += ['    module procedure %s' % wrap, '  end interface', '  private :: ' + wrap]
-    wdecls = []
-    for d in full:
-        if d.startswith('type(c_funptr)'):
-            wdecls += ['procedure(%s) :: %s' % (procs[n], n) for n in names if n in procs and re.search(r'\b%s\b' % n, d)]
+    wdecls, cdecls = [], []  # the wrapper's dummies (the user's), the BIND(C) specific's
+    for d in decls + ([] if ret else ['integer, optional, intent(out) :: ierror']):
+        n = d.split('::')[-1].split('(')[0].strip()
+        if n in logicals:
+            d = d.replace(', value', '')
+            if logicals[n]:
+                wdecls.append(d.replace(' ::', ', target ::'))
+                cdecls.append('type(c_ptr), value :: ' + n)
+                continue
+            wdecls.append(d)
+            d = d.replace('logical', 'integer(c_int)', 1)
+            cdecls.append(d.replace('intent(in)', 'intent(in), value') if 'intent(in)' in d else d)
+        elif d.startswith('type(c_funptr)'):
+            wdecls += ['procedure(%s) :: %s' % (procs[m], m) for m in names if m in procs and re.search(r'\b%s\b' % m, d)]
+            cdecls.append(d)
         else:
             wdecls.append(d)
-    actual = ['c_funloc(%s)' % n if n in procs else n for n in names] + ([] if ret else ['ierror'])
-    proc = ['  subroutine %s(%s)' % (wrap, ', '.join(names + ['ierror']))] + ['    ' + d for d in wdecls] + \
-           ['    call %s(%s)' % (spec, ', '.join(actual)), '  end subroutine', '']
+            cdecls.append(d)
+    if ret:
+        sig, end = '%s function %s(%s) bind(C, name="%s")' % (ret, spec, ', '.join(names), spec), 'end function'
+    else:
+        sig, end = 'subroutine %s(%s) bind(C, name="%s")' % (spec, ', '.join(names + ['ierror']), spec), 'end subroutine'
+    body = ['    ' + sig, '      import'] + ['      ' + d for d in cdecls] + ['    ' + end]
+    if not procs and not logicals:
+        return ['  interface %s' % pname] + body + ['  end interface'], []
+    wrap = 'skn_' + spec.lower()
+    local = []
+    if logicals:  # the BIND(C) specific is known to the wrapper only
+        iface = ['  interface %s' % pname, '    module procedure %s' % wrap, '  end interface']
+        local = ['    interface'] + ['  ' + x for x in body] + ['    end interface']
+    else:
+        iface = ['  interface %s' % pname] + body + ['    module procedure %s' % wrap, '  end interface']
+    iface.append('  private :: ' + wrap)
+    pre, post = [], []
+    for n, array in logicals.items():
+        if array:
+            continue
+        d = next(d for d in decls if d.split('::')[-1].strip() == n)
+        wdecls.append('integer(c_int) :: c_' + n)
+        if 'intent(in)' in d:
+            pre.append('c_%s = merge(1_c_int, 0_c_int, %s)' % (n, n))
+        else:
+            pre.append('c_%s = 0' % n)  # what an error leaves
+            post.append('%s = c_%s /= 0' % (n, n))
+    actual = ['c_funloc(%s)' % n if n in procs else 'c_loc(%s(1))' % n if logicals.get(n) else
+              'c_' + n if n in logicals else n for n in names]
+    proc = ['  subroutine %s(%s)' % (wrap, ', '.join(names + ['ierror']))] + ['    ' + d for d in wdecls] + local + \
+           ['    ' + x for x in pre] + ['    call %s(%s)' % (spec, ', '.join(actual + ['ierror']))] + \
+           ['    ' + x for x in post] + ['  end subroutine', '']
     return iface, proc
 
 
@@ -653,7 +698,7 @@ def f08_attr(name, prefix):
     decls = ['type(MPI_%s), intent(in), value :: %s' % (T, obj), 'integer, intent(in), value :: %s_keyval' % o]
     decls += ['%s, intent(out) :: attribute_val' % A, 'logical, intent(out) :: flag'] if what == 'get' else \
              ['%s, intent(in), value :: attribute_val' % A]
-    return bindc_generic(prefix + name, names, decls)
+    return bindc_generic(prefix + name, names, decls, logicals={'flag': False} if what == 'get' else None)
 
 
 def f08_interface(f, plans, prefix=''):
@@ -661,7 +706,7 @@ def f08_interface(f, plans, prefix=''):
     MPI_X_f08 is an interface to the C function of that name in the glue (BIND(C), MPI-3.1
     17.1.5's link name; bindc_generic), or None if an argument has no mpi_f08 form. MPI_Wtime and MPI_Wtick are C's own (BIND(C) in the
     standard's mpi_f08)."""
-    names, decls, procs = [], [], {}
+    names, decls, procs, logicals = [], [], {}, {}
     for p in plans:
         a = p.a
         kind = (a.kind or '').upper()
@@ -669,6 +714,8 @@ def f08_interface(f, plans, prefix=''):
             continue
         n = a.name
         names.append(n)
+        if kind == 'LOGICAL':
+            logicals[n] = bool(a.array)
         dims = ''
         if a.array:
             dims = '(%s*)' % ''.join(d + ',' for d in re.findall(r'\[(\w+)\]', getattr(a, 'dims_text', '')))
@@ -697,7 +744,7 @@ def f08_interface(f, plans, prefix=''):
         return ['  interface', '    double precision function %s() bind(C, name="%s")' % (pname, pname),
                 '    end function', '  end interface'], []
     if f.ret == 'int':
-        return bindc_generic(pname, names, decls, procs)
+        return bindc_generic(pname, names, decls, procs, logicals=logicals)
     if f.ret == 'MPI_Aint':
         return bindc_generic(pname, names, decls, procs, ret='integer(kind=MPI_ADDRESS_KIND)')
     return None
@@ -708,7 +755,7 @@ def gen_f08(funcs, values, status_size):
          '! Skein\'s mpi_f08 module: handle types, TYPE(MPI_Status), optional ierror. Choice buffers',
          '! are TYPE(*), DIMENSION(*) without argument checks (MPI_SUBARRAYS_SUPPORTED is .false.).',
          'module mpi_f08',
-         '  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_funptr, c_funloc',
+         '  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_funptr, c_funloc, c_loc',
          '  implicit none',
          '  integer, parameter :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8',
          '  integer, parameter :: MPI_INTEGER_KIND = 4, MPI_STATUS_SIZE = %d' % status_size,
