@@ -119,6 +119,12 @@ static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
   return skn_api_dtype_derived(me, h);
 }
 
+/* A predefined datatype; NULL for any other handle (the RMA atomics take only these). */
+static inline const skn_dtype *skn_api_dtype_predefined(int h) {
+  unsigned idx = (unsigned)h - (((unsigned)SKN_KIND_DATATYPE << 24) | 1u);
+  return idx < SKN_DT_PREDEFINED_COUNT - 1 ? &skn_dt_predefined[1 + idx] : NULL;
+}
+
 /* The error handler of file handle h (MPI_FILE_NULL: the one new files get); *h_out is
  * the handle to pass to it (api/file.c). */
 SKN_INTERNAL int skn_api_file_errhandler(skn_rank *me, int h, int *h_out);

@@ -153,11 +153,7 @@ static int impl_Barrier(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_vi
 }
 
 /* Profiling control: nothing to do in MPI itself (MPI-3.1 14.2.4); a profiling library
- * that wraps MPI_Pcontrol gets the calls. */
-int PMPI_Pcontrol(const int level, ...) {
-  (void)level;
-  return MPI_SUCCESS;
-}
-SKN_WEAK_ALIAS(Pcontrol);
+ * that wraps MPI_Pcontrol gets the calls. The entry drops the variadic tail. */
+static int impl_Pcontrol(skn_rank *me, const char *fn, int level) { return MPI_SUCCESS; }
 
 #include "entries_env.h"

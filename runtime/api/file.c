@@ -138,11 +138,6 @@ static int ferr_errno(skn_rank *me, MPI_File fh, int e, const char *fn, const ch
 }
 
 /* Looks up fh; reports MPI_ERR_FILE through MPI_FILE_NULL's handler when invalid. */
-static skn_file *begin(skn_rank *me, const char *fn, MPI_File fh, int *rc) {
-  skn_file *f = file_get(me, fh);
-  *rc = f ? MPI_SUCCESS : skn_api_error(me, MPI_FILE_NULL, MPI_ERR_FILE, fn, "fh=%#x is not an open file", (unsigned)fh);
-  return f;
-}
 
 /* ------------------------------------------------------------------ collectives on the file's communicator */
 
@@ -271,14 +266,14 @@ static void file_free(skn_rank *me, skn_file *f) {
   free(f);
 }
 
-int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
-  static const char fn[] = "MPI_File_open";
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *v = skn_api_comm(me, comm);
-  if (!v) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x", (unsigned)comm);
-  int rc = skn_api_intra_only(me, v, comm, fn);
-  if (rc) return rc;
-  if (!filename || !fh) return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_ARG, fn, "filename or fh is NULL");
+/* The entry checked the communicator, the name, the info and fh, reporting (as here) through
+ * MPI_FILE_NULL's handler: there is no file yet. Every member opens or every member fails
+ * (coll_agree); an argument one member alone gets wrong fails that member only. */
+static int impl_File_open(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, const char *filename,
+                          int amode, MPI_Info info, skn_info *i, MPI_File *fh) {
+  int rc;
+  if (skn_comm_is_inter(v->comm))
+    return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
   if (amode_check(amode)) return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_AMODE, fn, "amode=%#x", (unsigned)amode);
   *fh = MPI_FILE_NULL;
   skn_file *f = calloc(1, sizeof *f);
@@ -364,14 +359,11 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
   *fh = SKN_HANDLE(SKN_KIND_FILE, idx);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_open);
 
-int PMPI_File_close(MPI_File *fh) {
-  static const char fn[] = "MPI_File_close";
-  skn_rank *me = skn_api_self(fn);
+/* The entry found the file; an error of the close itself (the handle is gone by then) is
+ * reported through the handler the file had. */
+static int impl_File_close(skn_rank *me, const char *fn, MPI_File *fh, skn_file *f) {
   int rc;
-  skn_file *f = fh ? begin(me, fn, *fh, &rc) : NULL;
-  if (!f) return fh ? rc : skn_api_error(me, MPI_FILE_NULL, MPI_ERR_ARG, fn, "fh is NULL");
   if (f->split_active) PMPI_Wait(&f->split, MPI_STATUS_IGNORE);
   int e = 0;
   if (close(f->fd) != 0) e = -errno; /* close reports write-back errors of some file systems */
@@ -401,17 +393,12 @@ int PMPI_File_close(MPI_File *fh) {
   }
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_close);
 
-int PMPI_File_delete(const char *filename, MPI_Info info) {
-  static const char fn[] = "MPI_File_delete";
-  skn_rank *me = skn_api_self(fn);
-  (void)info;
-  if (!filename) return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_ARG, fn, "filename is NULL");
+/* Errors go to MPI_FILE_NULL's handler (no file handle). */
+static int impl_File_delete(skn_rank *me, const char *fn, const char *filename, MPI_Info info, skn_info *i) {
   if (unlink(filename) != 0) return ferr_errno(me, MPI_FILE_NULL, -errno, fn, filename);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_delete);
 
 /* ------------------------------------------------------------------ size, info, group, mode */
 
@@ -527,13 +514,12 @@ static const skn_datarep *datarep_find(skn_rank *me, const char *name) {
   return d;
 }
 
-int PMPI_Register_datarep(const char *name, MPI_Datarep_conversion_function *rd,
-                          MPI_Datarep_conversion_function *wr, MPI_Datarep_extent_function *extent,
-                          void *extra) {
-  static const char fn[] = "MPI_Register_datarep";
-  skn_rank *me = skn_api_self(fn);
-  if (!name || !extent || strlen(name) >= MPI_MAX_DATAREP_STRING)
-    return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_ARG, fn, "datarep name or extent function invalid");
+/* Errors go to MPI_FILE_NULL's handler (no file handle); the entry checked the pointers. */
+static int impl_Register_datarep(skn_rank *me, const char *fn, const char *name, MPI_Datarep_conversion_function *rd,
+                                 MPI_Datarep_conversion_function *wr, MPI_Datarep_extent_function *extent,
+                                 void *extra) {
+  if (strlen(name) >= MPI_MAX_DATAREP_STRING)
+    return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_ARG, fn, "datarep is longer than MPI_MAX_DATAREP_STRING - 1");
   if (!strcmp(name, "native") || !strcmp(name, "internal") || !strcmp(name, "external32") ||
       datarep_find(me, name))
     return skn_api_error(me, MPI_FILE_NULL, MPI_ERR_DUP_DATAREP, fn, "data representation '%s' exists", name);
@@ -551,7 +537,6 @@ int PMPI_Register_datarep(const char *name, MPI_Datarep_conversion_function *rd,
   pthread_mutex_unlock(&datareps_lock);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Register_datarep);
 
 /* ------------------------------------------------------------------ views */
 
@@ -590,22 +575,17 @@ static int keep_type(MPI_Datatype h, MPI_Datatype *mine) {
   return PMPI_Type_dup(h, mine);
 }
 
-int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                       const char *datarep, MPI_Info info) {
-  static const char fn[] = "MPI_File_set_view";
-  skn_rank *me = skn_api_self(fn);
+/* The entry found the file and the committed types and checked datarep and info. */
+static int impl_File_set_view(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset disp,
+                              MPI_Datatype etype, const skn_dtype *et, MPI_Datatype filetype, const skn_dtype *ft,
+                              const char *datarep, MPI_Info info, skn_info *inf) {
   int rc;
-  skn_file *f = begin(me, fn, fh, &rc);
-  if (!f) return rc;
-  const skn_dtype *et = skn_api_dtype(me, etype), *ft = skn_api_dtype(me, filetype);
-  if (!et || !ft) return ferr(me, fh, MPI_ERR_TYPE, fn, "etype or filetype is not a committed datatype");
   if (et->size == 0 || ft->size % et->size)
     return ferr(me, fh, MPI_ERR_TYPE, fn, "the filetype is not made of whole etypes");
   for (int i = 0; i < ft->nblocks; i++)
     if (ft->blocks[i].off < 0 || (i && ft->blocks[i].off < ft->blocks[i - 1].off + (ptrdiff_t)ft->blocks[i - 1].len))
       return ferr(me, fh, MPI_ERR_TYPE, fn, "filetype displacements must be non-negative and increasing");
   if (ft->extent <= 0) return ferr(me, fh, MPI_ERR_TYPE, fn, "the filetype's extent must be positive");
-  if (!datarep) return ferr(me, fh, MPI_ERR_ARG, fn, "datarep is NULL");
   int rep;
   const skn_datarep *u = NULL;
   if (!strcmp(datarep, "native")) rep = REP_NATIVE;
@@ -643,7 +623,6 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   skn_coll_barrier(NULL, f->c);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(File_set_view);
 
 static int impl_File_get_view(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Offset *disp,
                               MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) {
@@ -1217,11 +1196,11 @@ static int impl_File_write_ordered_end(skn_rank *me, const char *fn, MPI_File fh
 
 /* ------------------------------------------------------------------ error handlers */
 
-int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler) {
+static int impl_File_create_errhandler(skn_rank *me, const char *fn, MPI_File_errhandler_function *efn,
+                                       MPI_Errhandler *errhandler) {
   /* one table for both kinds: the handlers have the same shape (handles are ints) */
-  return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)fn, errhandler);
+  return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)efn, errhandler);
 }
-SKN_WEAK_ALIAS(File_create_errhandler);
 
 /* fh may be MPI_FILE_NULL (f NULL): its handler is the one new files get. */
 static int impl_File_set_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, MPI_Errhandler errhandler,

@@ -1,5 +1,9 @@
-/* One-sided communication: the MPI entry points. Argument checks, handle translation,
- * epoch bookkeeping and error classes; the windows, synchronization words and data
+/* One-sided communication: the MPI layer. The entry points are generated from
+ * runtime/binding/functions.txt (entries_win.h, included at the end): they find the rank,
+ * check the window (errors go to its handler; the creations report on the communicator),
+ * counts, datatypes, target ranks against the window's group, lock types, assert bits and
+ * info, then call the impl_ functions here, which keep what depends on the window's state:
+ * epochs, flavors, ranges and type signatures. The windows, synchronization words and data
  * paths are core/rma.c. A window's handle indexes the calling rank's table of views
  * (skn_api_rank.wins, api.h); the window object itself is shared by its members. */
 #include <stdio.h>
@@ -18,12 +22,8 @@ skn_win_view *skn_api_win(skn_rank *me, MPI_Win h) {
   return api->wins[idx];
 }
 
+/* An error on the window `win` of the impl_ function it is used in. */
 #define WIN_ERR(cls, ...) skn_api_win_error(me, win, cls, fn, __VA_ARGS__)
-
-/* Looks up the view or reports MPI_ERR_WIN. */
-#define GET_VIEW(v)                                                                          \
-  skn_win_view *v = skn_api_win(me, win);                                                    \
-  if (SKN_UNLIKELY(!v)) return WIN_ERR(MPI_ERR_WIN, "win=%#x is not a valid window", (unsigned)win)
 
 static void view_free(skn_win_view *v) {
   if (!v) return;
@@ -61,30 +61,15 @@ static void apply_info(skn_win_view *v, MPI_Info info) {
   info_string(info, "accumulate_ops", v->acc_ops, sizeof v->acc_ops);
 }
 
-static int check_info(skn_rank *me, const char *fn, MPI_Info info, MPI_Comm comm) {
-  int n;
-  if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-    return skn_api_error(me, comm, MPI_ERR_INFO, fn, "info=%#x is not a valid info object", (unsigned)info);
-  return MPI_SUCCESS;
-}
-
 /* ------------------------------------------------------------------ creation */
 
-/* Window creation, all flavors. base: the user's memory (create); baseptr: where to store
- * the allocated memory's address (allocate flavors). */
-static int create(const char *fn, int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                  void *baseptr, MPI_Win *win_out) {
-  skn_rank *me = skn_api_self(fn);
-  skn_comm_view *cv = skn_api_comm(me, comm);
-  if (!cv) return skn_api_error(me, comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)comm);
+/* Window creation, all flavors; the entry checked the arguments but the communicator's
+ * kind. base: the user's memory (create); baseptr: where to store the allocated memory's
+ * address (allocate flavors). */
+static int create(skn_rank *me, const char *fn, int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                  MPI_Comm comm, skn_comm_view *cv, void *baseptr, MPI_Win *win_out) {
   int rc = skn_api_intra_only(me, cv, comm, fn);
   if (rc != MPI_SUCCESS) return rc;
-  if (!win_out) return skn_api_error(me, comm, MPI_ERR_ARG, fn, "win=NULL");
-  if (size < 0) return skn_api_error(me, comm, MPI_ERR_SIZE, fn, "size=%td is negative", size);
-  if (disp_unit <= 0) return skn_api_error(me, comm, MPI_ERR_DISP, fn, "disp_unit=%d is not positive", disp_unit);
-  if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
-    return skn_api_error(me, comm, MPI_ERR_ARG, fn, "baseptr=NULL");
-  if ((rc = check_info(me, fn, info, comm)) != MPI_SUCCESS) return rc;
   skn_comm *c = cv->comm;
   /* Every member sees the same communicator and flavor: all refuse alike, nobody waits. */
   if (c->x && flavor == MPI_WIN_FLAVOR_SHARED)
@@ -146,36 +131,30 @@ static int create(const char *fn, int flavor, void *base, MPI_Aint size, int dis
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-  return create("MPI_Win_create", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+static int impl_Win_create(skn_rank *me, const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                           skn_info *i, MPI_Comm comm, skn_comm_view *cv, MPI_Win *win) {
+  return create(me, fn, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, cv, NULL, win);
 }
-SKN_WEAK_ALIAS(Win_create);
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
-  return create("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
+static int impl_Win_allocate(skn_rank *me, const char *fn, MPI_Aint size, int disp_unit, MPI_Info info, skn_info *i,
+                             MPI_Comm comm, skn_comm_view *cv, void *baseptr, MPI_Win *win) {
+  return create(me, fn, MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, cv, baseptr, win);
 }
-SKN_WEAK_ALIAS(Win_allocate);
 
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                             MPI_Win *win) {
-  return create("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
+static int impl_Win_allocate_shared(skn_rank *me, const char *fn, MPI_Aint size, int disp_unit, MPI_Info info,
+                                    skn_info *i, MPI_Comm comm, skn_comm_view *cv, void *baseptr, MPI_Win *win) {
+  return create(me, fn, MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, cv, baseptr, win);
 }
-SKN_WEAK_ALIAS(Win_allocate_shared);
 
-int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-  return create("MPI_Win_create_dynamic", MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, 1, info, comm, NULL, win);
+static int impl_Win_create_dynamic(skn_rank *me, const char *fn, MPI_Info info, skn_info *i, MPI_Comm comm,
+                                   skn_comm_view *cv, MPI_Win *win) {
+  return create(me, fn, MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, 1, info, comm, cv, NULL, win);
 }
-SKN_WEAK_ALIAS(Win_create_dynamic);
 
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
-  static const char fn[] = "MPI_Win_shared_query";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_shared_query(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int rank, MPI_Aint *size,
+                                 int *disp_unit, void *baseptr) {
   if (v->flavor != MPI_WIN_FLAVOR_SHARED)
     return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_allocate_shared");
-  if (rank != MPI_PROC_NULL && (rank < 0 || rank >= v->size))
-    return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
-  if (!size || !disp_unit || !baseptr) return WIN_ERR(MPI_ERR_ARG, "size, disp_unit or baseptr NULL");
   skn_win *w = v->win;
   int r = rank;
   if (rank == MPI_PROC_NULL) { /* the first member with memory */
@@ -187,15 +166,10 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
   *(void **)baseptr = w->t[r].base;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_shared_query);
 
-int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
-  static const char fn[] = "MPI_Win_attach";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_attach(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, void *base, MPI_Aint size) {
   if (v->flavor != MPI_WIN_FLAVOR_DYNAMIC)
     return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_create_dynamic");
-  if (size < 0) return WIN_ERR(MPI_ERR_SIZE, "size=%td is negative", size);
   if (!base && size > 0) return WIN_ERR(MPI_ERR_ARG, "base=NULL");
   int rc = skn_win_attach(v->win, v->rank, base, (size_t)size);
   if (rc == SKN_ERR_NOMEM && v->win->span)
@@ -205,29 +179,21 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
   if (rc != SKN_OK) return WIN_ERR(MPI_ERR_RMA_ATTACH, "[%p, +%td) overlaps memory attached already", base, size);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_attach);
 
-int PMPI_Win_detach(MPI_Win win, const void *base) {
-  static const char fn[] = "MPI_Win_detach";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_detach(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, const void *base) {
   if (v->flavor != MPI_WIN_FLAVOR_DYNAMIC)
     return WIN_ERR(MPI_ERR_RMA_FLAVOR, "the window was not created by MPI_Win_create_dynamic");
   if (!skn_win_detach(v->win, v->rank, base))
     return WIN_ERR(MPI_ERR_RMA_ATTACH, "base=%p starts no region attached by this rank", base);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_detach);
 
 static bool in_epoch_any(const skn_win_view *v) {
   return v->lock_all || v->nlocked || v->naccess >= 0 || v->nexposure >= 0;
 }
 
-int PMPI_Win_free(MPI_Win *winp) {
-  static const char fn[] = "MPI_Win_free";
-  skn_rank *me = skn_api_self(fn);
-  MPI_Win win = winp ? *winp : MPI_WIN_NULL;
-  GET_VIEW(v);
+static int impl_Win_free(skn_rank *me, const char *fn, MPI_Win *winp, skn_win_view *v) {
+  MPI_Win win = *winp;
   if (in_epoch_any(v))
     return WIN_ERR(MPI_ERR_RMA_SYNC, "an epoch is still open (%s)",
                    v->lock_all ? "MPI_Win_lock_all without MPI_Win_unlock_all"
@@ -247,34 +213,17 @@ int PMPI_Win_free(MPI_Win *winp) {
   *winp = MPI_WIN_NULL;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_free);
 
-int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) {
-  static const char fn[] = "MPI_Win_get_group";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!group) return WIN_ERR(MPI_ERR_ARG, "group=NULL");
+static int impl_Win_get_group(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, MPI_Group *group) {
   return skn_api_members_group(me, fn, v->size, v->win->comm->members, group);
 }
-SKN_WEAK_ALIAS(Win_get_group);
 
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
-  static const char fn[] = "MPI_Win_set_info";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  int n;
-  if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-    return WIN_ERR(MPI_ERR_INFO, "info=%#x is not a valid info object", (unsigned)info);
+static int impl_Win_set_info(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, MPI_Info info, skn_info *i) {
   apply_info(v, info);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_set_info);
 
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
-  static const char fn[] = "MPI_Win_get_info";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!info_used) return WIN_ERR(MPI_ERR_ARG, "info_used=NULL");
+static int impl_Win_get_info(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, MPI_Info *info_used) {
   MPI_Info i;
   if (PMPI_Info_create(&i) != MPI_SUCCESS) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory for an info object");
   PMPI_Info_set(i, "no_locks", v->no_locks ? "true" : "false");
@@ -286,42 +235,33 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
   *info_used = i;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_get_info);
 
-int PMPI_Win_set_name(MPI_Win win, const char *name) {
-  static const char fn[] = "MPI_Win_set_name";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!name) return WIN_ERR(MPI_ERR_ARG, "win_name=NULL");
+static int impl_Win_set_name(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, const char *name) {
   snprintf(v->name, sizeof v->name, "%s", name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_set_name);
 
-int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen) {
-  static const char fn[] = "MPI_Win_get_name";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!name || !resultlen) return WIN_ERR(MPI_ERR_ARG, "win_name or resultlen NULL");
+static int impl_Win_get_name(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, char *name, int *resultlen) {
   snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->name);
   *resultlen = (int)strlen(name);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_get_name);
 
 /* ------------------------------------------------------------------ communication */
 
 /* The target of an operation: *addr is where its data starts; *skip when target_rank is
- * MPI_PROC_NULL (nothing to do). Checks the epoch, the types, the sizes and the range:
- * nothing outside the target's window is ever touched. */
+ * MPI_PROC_NULL (nothing to do). The entry checked the rank against the window's group and
+ * the target count and datatype; this checks the epoch and the range: nothing outside the
+ * target's window is ever touched. */
 typedef struct rma_target {
   skn_win *w;
   char *addr; /* in the target's address space */
   skn_rank *peer;
-  const skn_dtype *tt;
   bool skip;
 } rma_target;
 
+/* An origin or result count and datatype the entry could not check (an accumulate's origin
+ * is ignored with MPI_NO_OP). */
 static int check_type(skn_rank *me, const char *fn, MPI_Win win, int count, MPI_Datatype dt, const skn_dtype **t,
                       const char *what) {
   if (count < 0) return WIN_ERR(MPI_ERR_COUNT, "%s count=%d is negative", what, count);
@@ -331,25 +271,20 @@ static int check_type(skn_rank *me, const char *fn, MPI_Win win, int count, MPI_
 }
 
 static int target(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int rank, MPI_Aint disp, int tcount,
-                  MPI_Datatype tdt, bool passive_only, rma_target *out) {
+                  const skn_dtype *tt, bool passive_only, rma_target *out) {
   out->skip = false;
   if (rank == MPI_PROC_NULL) {
     out->skip = true;
     return MPI_SUCCESS;
   }
-  if (SKN_UNLIKELY(rank < 0 || rank >= v->size))
-    return WIN_ERR(MPI_ERR_RANK, "target_rank=%d (the window has %d members)", rank, v->size);
   if (SKN_UNLIKELY(passive_only ? !(v->lock_all || v->locked[rank])
                                 : !(v->fence || v->lock_all || v->locked[rank] || v->in_access[rank])))
     return WIN_ERR(MPI_ERR_RMA_SYNC, "no %s epoch gives access to target %d", passive_only ? "passive-target" : "access",
                    rank);
-  int rc = check_type(me, fn, win, tcount, tdt, &out->tt, "target");
-  if (rc != MPI_SUCCESS) return rc;
   skn_win *w = v->win;
   skn_win_target *t = &w->t[rank];
   out->w = w;
   out->peer = skn_win_member(w, rank);
-  const skn_dtype *tt = out->tt;
   /* bytes touched, relative to the first element's origin */
   ptrdiff_t last = tcount > 0 ? (ptrdiff_t)(tcount - 1) * tt->extent : 0;
   ptrdiff_t lo = tt->true_lb + (last < 0 ? last : 0), hi = tt->true_lb + tt->true_extent + (last > 0 ? last : 0);
@@ -381,8 +316,8 @@ static int check_sizes(skn_rank *me, const char *fn, MPI_Win win, size_t obytes,
   return MPI_SUCCESS;
 }
 
+/* The request of an Rput/Rget/Raccumulate/Rget_accumulate (the entry checked the pointer). */
 static int done_request(skn_rank *me, const char *fn, MPI_Win win, MPI_Request *req) {
-  if (!req) return WIN_ERR(MPI_ERR_ARG, "request=NULL");
   skn_req *r = skn_req_alloc(me);
   if (!r) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory for a request");
   r->kind = SKN_REQ_SEND; /* completes without a message status */
@@ -397,97 +332,87 @@ static int done_request(skn_rank *me, const char *fn, MPI_Win win, MPI_Request *
   return MPI_SUCCESS;
 }
 
-static int put_get(const char *fn, bool put, void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp,
-                   int tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *req) {
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  /* Fast path: one contiguous predefined type on both sides, a window with memory, an
-   * open epoch and bytes inside the window; everything else goes through the checks. */
-  unsigned ti = (unsigned)tdt & 0xffffffu;
-  if (SKN_LIKELY(odt == tdt && ocount == tcount && ((unsigned)tdt >> 24) == SKN_KIND_DATATYPE && ti - 1 < SKN_DT_PREDEFINED_COUNT - 1 &&
-                 (unsigned)rank < (unsigned)v->size && !req && !v->win->span)) {
-    const skn_dtype *t = &skn_dt_predefined[ti];
-    skn_win_target *wt = &v->win->t[rank];
-    size_t bytes = (size_t)(unsigned)ocount * t->size;
-    if (SKN_LIKELY(t->contig && v->flavor != MPI_WIN_FLAVOR_DYNAMIC && (v->fence | v->lock_all | v->locked[rank] | v->in_access[rank]) &&
-                   disp >= 0 && (size_t)disp <= wt->size && bytes <= wt->size &&
-                   (size_t)disp * (size_t)wt->disp_unit <= wt->size - bytes && (size_t)disp <= SIZE_MAX / 65536 &&
-                   (unsigned)wt->disp_unit <= 65536)) {
-      char *addr = wt->base + (size_t)disp * (size_t)wt->disp_unit;
-      if (put) skn_dt_copy_inline(addr, (size_t)tcount, t, obuf, (size_t)ocount, t);
-      else skn_dt_copy_inline(obuf, (size_t)ocount, t, addr, (size_t)tcount, t);
-      return MPI_SUCCESS;
-    }
-  }
-  const skn_dtype *ot;
+/* Put and Get's fast path: one contiguous predefined type on both sides, a window with
+ * memory in this process, an open epoch and bytes inside the window. Whether it applied. */
+static inline __attribute__((always_inline)) bool put_get_fast(bool put, void *obuf, int ocount, MPI_Datatype odt,
+                                                               int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+                                                               const skn_dtype *t, skn_win_view *v) {
+  if (!(odt == tdt && ocount == tcount && !(t->flags & SKN_DT_DERIVED) && t->contig &&
+        (unsigned)rank < (unsigned)v->size && !v->win->span))
+    return false;
+  skn_win_target *wt = &v->win->t[rank];
+  size_t bytes = (size_t)(unsigned)ocount * t->size;
+  if (!(v->flavor != MPI_WIN_FLAVOR_DYNAMIC && (v->fence | v->lock_all | v->locked[rank] | v->in_access[rank]) &&
+        disp >= 0 && (size_t)disp <= wt->size && bytes <= wt->size &&
+        (size_t)disp * (size_t)wt->disp_unit <= wt->size - bytes && (size_t)disp <= SIZE_MAX / 65536 &&
+        (unsigned)wt->disp_unit <= 65536))
+    return false;
+  char *addr = wt->base + (size_t)disp * (size_t)wt->disp_unit;
+  if (put) skn_dt_copy_inline(addr, (size_t)tcount, t, obuf, (size_t)ocount, t);
+  else skn_dt_copy_inline(obuf, (size_t)ocount, t, addr, (size_t)tcount, t);
+  return true;
+}
+
+/* Everything else: the epoch, the range and the type signatures. */
+static int put_get(skn_rank *me, const char *fn, bool put, void *obuf, int ocount, const skn_dtype *ot, int rank,
+                   MPI_Aint disp, int tcount, const skn_dtype *tt, MPI_Win win, skn_win_view *v, MPI_Request *req) {
   rma_target t;
-  int rc = check_type(me, fn, win, ocount, odt, &ot, "origin");
-  if (rc == MPI_SUCCESS) rc = target(me, fn, win, v, rank, disp, tcount, tdt, req != NULL, &t);
-  if (rc == MPI_SUCCESS && !t.skip)
-    rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, (size_t)tcount * t.tt->size, t.tt);
+  int rc = target(me, fn, win, v, rank, disp, tcount, tt, req != NULL, &t);
+  if (rc == MPI_SUCCESS && !t.skip) rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, (size_t)tcount * tt->size, tt);
   if (rc != MPI_SUCCESS) return rc;
   if (!t.skip) { /* the target's transport: a copy here, UCX to another process */
     skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
-    if (put) t.peer->tp->put(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, t.tt);
-    else t.peer->tp->get(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, t.tt);
+    if (put) t.peer->tp->put(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
+    else t.peer->tp->get(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
 
-int PMPI_Put(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
-             MPI_Win win) {
-  return put_get("MPI_Put", true, (void *)(uintptr_t)obuf, ocount, odt, rank, disp, tcount, tdt, win, NULL);
+SKN_API_HOT int impl_Put(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt,
+                         const skn_dtype *ot, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
+                         const skn_dtype *tt, MPI_Win win, skn_win_view *v) {
+  void *o = (void *)(uintptr_t)obuf;
+  if (SKN_LIKELY(put_get_fast(true, o, ocount, odt, rank, disp, tcount, tdt, tt, v))) return MPI_SUCCESS;
+  return put_get(me, fn, true, o, ocount, ot, rank, disp, tcount, tt, win, v, NULL);
 }
-SKN_WEAK_ALIAS(Put);
 
-int PMPI_Get(void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
-             MPI_Win win) {
-  return put_get("MPI_Get", false, obuf, ocount, odt, rank, disp, tcount, tdt, win, NULL);
+SKN_API_HOT int impl_Get(skn_rank *me, const char *fn, void *obuf, int ocount, MPI_Datatype odt, const skn_dtype *ot,
+                         int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Win win,
+                         skn_win_view *v) {
+  if (SKN_LIKELY(put_get_fast(false, obuf, ocount, odt, rank, disp, tcount, tdt, tt, v))) return MPI_SUCCESS;
+  return put_get(me, fn, false, obuf, ocount, ot, rank, disp, tcount, tt, win, v, NULL);
 }
-SKN_WEAK_ALIAS(Get);
 
-int PMPI_Rput(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
-              MPI_Win win, MPI_Request *req) {
-  static const char fn[] = "MPI_Rput";
-  if (!req) {
-    skn_rank *me = skn_api_self(fn);
-    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
-  }
-  return put_get(fn, true, (void *)(uintptr_t)obuf, ocount, odt, rank, disp, tcount, tdt, win, req);
+static int impl_Rput(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt, const skn_dtype *ot,
+                     int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Win win,
+                     skn_win_view *v, MPI_Request *req) {
+  return put_get(me, fn, true, (void *)(uintptr_t)obuf, ocount, ot, rank, disp, tcount, tt, win, v, req);
 }
-SKN_WEAK_ALIAS(Rput);
 
-int PMPI_Rget(void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt,
-              MPI_Win win, MPI_Request *req) {
-  static const char fn[] = "MPI_Rget";
-  if (!req) {
-    skn_rank *me = skn_api_self(fn);
-    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
-  }
-  return put_get(fn, false, obuf, ocount, odt, rank, disp, tcount, tdt, win, req);
+static int impl_Rget(skn_rank *me, const char *fn, void *obuf, int ocount, MPI_Datatype odt, const skn_dtype *ot,
+                     int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Win win,
+                     skn_win_view *v, MPI_Request *req) {
+  return put_get(me, fn, false, obuf, ocount, ot, rank, disp, tcount, tt, win, v, req);
 }
-SKN_WEAK_ALIAS(Rget);
 
-/* Accumulate and Get_accumulate. */
-static int accumulate(const char *fn, const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount,
-                      MPI_Datatype rdt, int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
-                      bool fetch, MPI_Request *req) {
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+/* Accumulate and Get_accumulate. rt: the result's datatype (fetch only), checked by the
+ * entry; the origin's is checked here unless op is MPI_NO_OP, which ignores it. */
+static int accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt, void *rbuf,
+                      int rcount, const skn_dtype *rt, int rank, MPI_Aint disp, int tcount, const skn_dtype *tt,
+                      MPI_Op op, MPI_Win win, skn_win_view *v, bool fetch, MPI_Request *req) {
   unsigned opi = (unsigned)op & 0xffffffu;
   if (((unsigned)op >> 24) != SKN_KIND_OP || opi == 0 || opi >= SKN_OP_PREDEFINED_COUNT)
     return WIN_ERR(MPI_ERR_OP, "op=%#x: one-sided accumulates take predefined operations only", (unsigned)op);
   bool no_op = opi == (unsigned)(MPI_NO_OP & 0xffffff);
-  const skn_dtype *ot = NULL, *rt = NULL;
+  const skn_dtype *ot = NULL;
   rma_target t;
   int rc = MPI_SUCCESS;
   if (!no_op) rc = check_type(me, fn, win, ocount, odt, &ot, "origin");
-  if (rc == MPI_SUCCESS && fetch) rc = check_type(me, fn, win, rcount, rdt, &rt, "result");
-  if (rc == MPI_SUCCESS) rc = target(me, fn, win, v, rank, disp, tcount, tdt, req != NULL, &t);
+  if (rc == MPI_SUCCESS) rc = target(me, fn, win, v, rank, disp, tcount, tt, req != NULL, &t);
   if (rc != MPI_SUCCESS) return rc;
   if (!t.skip) {
-    size_t tbytes = (size_t)tcount * t.tt->size;
-    int basic = skn_rma_basic(t.tt);
+    size_t tbytes = (size_t)tcount * tt->size;
+    int basic = skn_rma_basic(tt);
     if (basic < 0 || (tbytes && !skn_dt_predefined[basic].size))
       return WIN_ERR(MPI_ERR_TYPE, "the target datatype must consist of one predefined type");
     if (!skn_op_defined((int)opi, basic))
@@ -496,86 +421,61 @@ static int accumulate(const char *fn, const void *obuf, int ocount, MPI_Datatype
       if ((ot->flags & SKN_DT_DERIVED ? skn_rma_basic(ot) : (int)(ot - skn_dt_predefined)) != basic)
         return WIN_ERR(MPI_ERR_TYPE, "the origin datatype's basic type differs from the target's (%s)",
                        skn_dt_predefined[basic].name);
-      if ((rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, tbytes, t.tt)) != MPI_SUCCESS) return rc;
+      if ((rc = check_sizes(me, fn, win, (size_t)ocount * ot->size, ot, tbytes, tt)) != MPI_SUCCESS) return rc;
     }
     if (fetch && (size_t)rcount * rt->size != tbytes)
       return WIN_ERR(MPI_ERR_TYPE, "result data is %zu bytes, target data %zu", (size_t)rcount * rt->size, tbytes);
     skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
     if (t.peer->tp->accumulate(t.peer, &l, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL,
-                               (size_t)rcount, rt, (size_t)tcount, t.tt) != SKN_OK)
+                               (size_t)rcount, rt, (size_t)tcount, tt) != SKN_OK)
       return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "accumulates on %s to rank %d: not supported by its transport",
                      skn_dt_predefined[basic].name, rank);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
 
-int PMPI_Accumulate(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount,
-                    MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
-  return accumulate("MPI_Accumulate", obuf, ocount, odt, NULL, 0, MPI_DATATYPE_NULL, rank, disp, tcount, tdt, op,
-                    win, false, NULL);
-}
-SKN_WEAK_ALIAS(Accumulate);
-
-int PMPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
-                        int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
-  return accumulate("MPI_Get_accumulate", obuf, ocount, odt, rbuf, rcount, rdt, rank, disp, tcount, tdt, op, win,
-                    true, NULL);
-}
-SKN_WEAK_ALIAS(Get_accumulate);
-
-int PMPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype odt, int rank, MPI_Aint disp, int tcount,
-                     MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *req) {
-  static const char fn[] = "MPI_Raccumulate";
-  if (!req) {
-    skn_rank *me = skn_api_self(fn);
-    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
-  }
-  return accumulate(fn, obuf, ocount, odt, NULL, 0, MPI_DATATYPE_NULL, rank, disp, tcount, tdt, op, win, false, req);
-}
-SKN_WEAK_ALIAS(Raccumulate);
-
-int PMPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
-                         int rank, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
-                         MPI_Request *req) {
-  static const char fn[] = "MPI_Rget_accumulate";
-  if (!req) {
-    skn_rank *me = skn_api_self(fn);
-    return WIN_ERR(MPI_ERR_ARG, "request=NULL");
-  }
-  return accumulate(fn, obuf, ocount, odt, rbuf, rcount, rdt, rank, disp, tcount, tdt, op, win, true, req);
-}
-SKN_WEAK_ALIAS(Rget_accumulate);
-
-static int predefined_only(skn_rank *me, const char *fn, MPI_Win win, MPI_Datatype dt) {
-  unsigned idx = (unsigned)dt & 0xffffffu;
-  if (((unsigned)dt >> 24) != SKN_KIND_DATATYPE || idx == 0 || idx >= SKN_DT_PREDEFINED_COUNT)
-    return WIN_ERR(MPI_ERR_TYPE, "datatype=%#x: this call takes a predefined datatype", (unsigned)dt);
-  return MPI_SUCCESS;
+static int impl_Accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt, int rank,
+                           MPI_Aint disp, int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Op op, MPI_Win win,
+                           skn_win_view *v) {
+  return accumulate(me, fn, obuf, ocount, odt, NULL, 0, NULL, rank, disp, tcount, tt, op, win, v, false, NULL);
 }
 
-int PMPI_Fetch_and_op(const void *obuf, void *rbuf, MPI_Datatype dt, int rank, MPI_Aint disp, MPI_Op op, MPI_Win win) {
-  static const char fn[] = "MPI_Fetch_and_op";
-  skn_rank *me = skn_api_self(fn);
-  int rc = predefined_only(me, fn, win, dt);
-  if (rc != MPI_SUCCESS) return rc;
-  return accumulate(fn, obuf, 1, dt, rbuf, 1, dt, rank, disp, 1, dt, op, win, true, NULL);
+static int impl_Get_accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt,
+                               void *rbuf, int rcount, MPI_Datatype rdt, const skn_dtype *rt, int rank, MPI_Aint disp,
+                               int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Op op, MPI_Win win,
+                               skn_win_view *v) {
+  return accumulate(me, fn, obuf, ocount, odt, rbuf, rcount, rt, rank, disp, tcount, tt, op, win, v, true, NULL);
 }
-SKN_WEAK_ALIAS(Fetch_and_op);
 
-int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int rank, MPI_Aint disp,
-                          MPI_Win win) {
-  static const char fn[] = "MPI_Compare_and_swap";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  int rc = predefined_only(me, fn, win, dt);
-  if (rc != MPI_SUCCESS) return rc;
-  int basic = (int)((unsigned)dt & 0xffffffu);
+static int impl_Raccumulate(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt, int rank,
+                            MPI_Aint disp, int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Op op, MPI_Win win,
+                            skn_win_view *v, MPI_Request *req) {
+  return accumulate(me, fn, obuf, ocount, odt, NULL, 0, NULL, rank, disp, tcount, tt, op, win, v, false, req);
+}
+
+static int impl_Rget_accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount, MPI_Datatype odt,
+                                void *rbuf, int rcount, MPI_Datatype rdt, const skn_dtype *rt, int rank, MPI_Aint disp,
+                                int tcount, MPI_Datatype tdt, const skn_dtype *tt, MPI_Op op, MPI_Win win,
+                                skn_win_view *v, MPI_Request *req) {
+  return accumulate(me, fn, obuf, ocount, odt, rbuf, rcount, rt, rank, disp, tcount, tt, op, win, v, true, req);
+}
+
+/* The entry checked that the datatype is predefined. */
+static int impl_Fetch_and_op(skn_rank *me, const char *fn, const void *obuf, void *rbuf, MPI_Datatype dt,
+                             const skn_dtype *t, int rank, MPI_Aint disp, MPI_Op op, MPI_Win win, skn_win_view *v) {
+  return accumulate(me, fn, obuf, 1, dt, rbuf, 1, t, rank, disp, 1, t, op, win, v, true, NULL);
+}
+
+static int impl_Compare_and_swap(skn_rank *me, const char *fn, const void *obuf, const void *cbuf, void *rbuf,
+                                 MPI_Datatype dt, const skn_dtype *dt_t, int rank, MPI_Aint disp, MPI_Win win,
+                                 skn_win_view *v) {
+  int basic = (int)(dt_t - skn_dt_predefined);
   /* integer, logical and byte types (MPI-3.1 11.3.4): those MPI_BAND is defined on, or bool */
   if (!skn_op_defined(6, basic) && !skn_op_defined(5, basic))
     return WIN_ERR(MPI_ERR_TYPE, "%s: MPI_Compare_and_swap takes integer, logical or byte types",
                    skn_dt_predefined[basic].name);
   rma_target t;
-  rc = target(me, fn, win, v, rank, disp, 1, dt, false, &t);
+  int rc = target(me, fn, win, v, rank, disp, 1, dt_t, false, &t);
   if (rc != MPI_SUCCESS || t.skip) return rc;
   skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
   if (t.peer->tp->cas(t.peer, &l, basic, obuf, cbuf, rbuf) != SKN_OK)
@@ -583,20 +483,10 @@ int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Da
                    "transport", skn_dt_predefined[basic].name, rank);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Compare_and_swap);
 
 /* ------------------------------------------------------------------ synchronization */
 
-#define MODE_ALL (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
-
-#define CHECK_ASSERT(a)                                                                      \
-  if ((a) & ~MODE_ALL) return WIN_ERR(MPI_ERR_ASSERT, "assert=%#x has bits that are no MPI_MODE_*", (unsigned)(a))
-
-int PMPI_Win_fence(int assert, MPI_Win win) {
-  static const char fn[] = "MPI_Win_fence";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  CHECK_ASSERT(assert);
+static int impl_Win_fence(skn_rank *me, const char *fn, int assert, MPI_Win win, skn_win_view *v) {
   if (in_epoch_any(v)) return WIN_ERR(MPI_ERR_RMA_SYNC, "a PSCW or passive-target epoch is open");
   /* Operations are complete at the target once flushed (when issued, within the
    * process): the barrier orders everyone's before everyone's after. */
@@ -609,14 +499,11 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   v->fence = !(assert & MPI_MODE_NOSUCCEED);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_fence);
 
 /* Window ranks of group's members into out (n = group size); MPI_ERR_GROUP when one is
  * not a member. */
-static int translate(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, MPI_Group group, int *out,
+static int translate(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, const skn_group *g, int *out,
                      int *n) {
-  const skn_group *g = skn_api_group(me, group);
-  if (!g) return WIN_ERR(MPI_ERR_GROUP, "group=%#x is not a valid group", (unsigned)group);
   if (g->size > v->size) return WIN_ERR(MPI_ERR_GROUP, "the group is larger than the window's");
   for (int i = 0; i < g->size; i++) {
     int r = -1;
@@ -629,15 +516,12 @@ static int translate(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v,
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
-  static const char fn[] = "MPI_Win_post";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  CHECK_ASSERT(assert);
+static int impl_Win_post(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int assert,
+                         MPI_Win win, skn_win_view *v) {
   if (v->nexposure >= 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "an exposure epoch is open already");
   int *origins = malloc(sizeof(int) * (size_t)v->size), n = 0;
   if (!origins) return WIN_ERR(MPI_ERR_NO_MEM, "out of memory");
-  int rc = translate(me, fn, win, v, group, origins, &n);
+  int rc = translate(me, fn, win, v, g, origins, &n);
   if (rc == MPI_SUCCESS) {
     if (!(assert & MPI_MODE_NOCHECK)) skn_win_post(v->win, v->rank, origins, n);
     v->nexposure = n;
@@ -645,18 +529,14 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   free(origins);
   return rc;
 }
-SKN_WEAK_ALIAS(Win_post);
 
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
-  static const char fn[] = "MPI_Win_start";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  CHECK_ASSERT(assert);
+static int impl_Win_start(skn_rank *me, const char *fn, MPI_Group group, const skn_group *g, int assert,
+                         MPI_Win win, skn_win_view *v) {
   if (v->naccess >= 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "an access epoch was started already");
   if (v->lock_all || v->nlocked)
     return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a passive-target epoch is open: PSCW access would conflict with it");
   int n = 0;
-  int rc = translate(me, fn, win, v, group, v->access, &n);
+  int rc = translate(me, fn, win, v, g, v->access, &n);
   if (rc != MPI_SUCCESS) return rc;
   if (!(assert & MPI_MODE_NOCHECK)) {
     skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
@@ -667,24 +547,16 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   v->naccess = n;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_start);
 
-int PMPI_Win_complete(MPI_Win win) {
-  static const char fn[] = "MPI_Win_complete";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_complete(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
   if (v->naccess < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no access epoch was started (MPI_Win_start)");
   skn_win_complete(v->win, v->access, v->naccess);
   for (int i = 0; i < v->naccess; i++) v->in_access[v->access[i]] = 0;
   v->naccess = -1;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_complete);
 
-int PMPI_Win_wait(MPI_Win win) {
-  static const char fn[] = "MPI_Win_wait";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_wait(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
   if (v->nexposure < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no exposure epoch was posted (MPI_Win_post)");
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
   skn_win_wait(v->win, v->rank, v->nexposure);
@@ -692,30 +564,18 @@ int PMPI_Win_wait(MPI_Win win) {
   v->nexposure = -1;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_wait);
 
-int PMPI_Win_test(MPI_Win win, int *flag) {
-  static const char fn[] = "MPI_Win_test";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!flag) return WIN_ERR(MPI_ERR_ARG, "flag=NULL");
+static int impl_Win_test(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int *flag) {
   if (v->nexposure < 0) return WIN_ERR(MPI_ERR_RMA_SYNC, "no exposure epoch was posted (MPI_Win_post)");
   *flag = skn_win_test(v->win, v->rank, v->nexposure);
   if (*flag) v->nexposure = -1;
   else skn_sched_yield(); /* a polling target must not starve the origins it waits for */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_test);
 
-int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-  static const char fn[] = "MPI_Win_lock";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  CHECK_ASSERT(assert);
-  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-    return WIN_ERR(MPI_ERR_LOCKTYPE, "lock_type=%d", lock_type);
+static int impl_Win_lock(skn_rank *me, const char *fn, int lock_type, int rank, int assert, MPI_Win win,
+                         skn_win_view *v) {
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (rank < 0 || rank >= v->size) return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
   if (v->no_locks) return WIN_ERR(MPI_ERR_RMA_SYNC, "the window was created with info no_locks=true");
   if (v->naccess >= 0)
     return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a PSCW access epoch is open: a lock would conflict with it");
@@ -731,14 +591,9 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   v->nlocked++;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_lock);
 
-int PMPI_Win_unlock(int rank, MPI_Win win) {
-  static const char fn[] = "MPI_Win_unlock";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_unlock(skn_rank *me, const char *fn, int rank, MPI_Win win, skn_win_view *v) {
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (rank < 0 || rank >= v->size) return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
   uint8_t l = v->locked[rank];
   if (!l) return WIN_ERR(MPI_ERR_RMA_SYNC, "target %d is not locked by this rank", rank);
   if (!(l & SKN_WLOCK_NOCHECK)) skn_win_unlock(v->win, rank, l & SKN_WLOCK_EXCL);
@@ -748,13 +603,8 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   v->nlocked--;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_unlock);
 
-int PMPI_Win_lock_all(int assert, MPI_Win win) {
-  static const char fn[] = "MPI_Win_lock_all";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  CHECK_ASSERT(assert);
+static int impl_Win_lock_all(skn_rank *me, const char *fn, int assert, MPI_Win win, skn_win_view *v) {
   if (v->no_locks) return WIN_ERR(MPI_ERR_RMA_SYNC, "the window was created with info no_locks=true");
   if (v->naccess >= 0)
     return WIN_ERR(MPI_ERR_RMA_CONFLICT, "a PSCW access epoch is open: a lock would conflict with it");
@@ -767,12 +617,8 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
   v->lock_all = 1 + !!(assert & MPI_MODE_NOCHECK);
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_lock_all);
 
-int PMPI_Win_unlock_all(MPI_Win win) {
-  static const char fn[] = "MPI_Win_unlock_all";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
+static int impl_Win_unlock_all(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
   if (!v->lock_all) return WIN_ERR(MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was not called");
   if (v->lock_all == 1)
     for (int t = 0; t < v->size; t++) skn_win_unlock(v->win, t, false);
@@ -781,17 +627,12 @@ int PMPI_Win_unlock_all(MPI_Win win) {
   v->lock_all = 0;
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_unlock_all);
 
 /* Within the process every operation is complete at the target when its call returns:
  * flushes only order memory, after checking that a passive-target epoch is open. Across
  * processes a flush waits for remote completion (flush_local too: puts are complete
  * locally when they return, so only the stronger flush is left to do). */
-static int flush(const char *fn, int rank, MPI_Win win, bool all) {
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  if (!all && rank != MPI_PROC_NULL && (rank < 0 || rank >= v->size))
-    return WIN_ERR(MPI_ERR_RANK, "rank=%d (the window has %d members)", rank, v->size);
+static int flush(skn_rank *me, const char *fn, int rank, MPI_Win win, skn_win_view *v, bool all) {
   bool open = v->lock_all || (all ? v->nlocked > 0 : (rank == MPI_PROC_NULL || v->locked[rank]));
   if (!open) return WIN_ERR(MPI_ERR_RMA_SYNC, "no passive-target epoch is open%s", all ? "" : " to that target");
   if (v->win->span) {
@@ -806,21 +647,22 @@ static int flush(const char *fn, int rank, MPI_Win win, bool all) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_flush(int rank, MPI_Win win) { return flush("MPI_Win_flush", rank, win, false); }
-SKN_WEAK_ALIAS(Win_flush);
-int PMPI_Win_flush_local(int rank, MPI_Win win) { return flush("MPI_Win_flush_local", rank, win, false); }
-SKN_WEAK_ALIAS(Win_flush_local);
-int PMPI_Win_flush_all(MPI_Win win) { return flush("MPI_Win_flush_all", 0, win, true); }
-SKN_WEAK_ALIAS(Win_flush_all);
-int PMPI_Win_flush_local_all(MPI_Win win) { return flush("MPI_Win_flush_local_all", 0, win, true); }
-SKN_WEAK_ALIAS(Win_flush_local_all);
+static int impl_Win_flush(skn_rank *me, const char *fn, int rank, MPI_Win win, skn_win_view *v) {
+  return flush(me, fn, rank, win, v, false);
+}
+static int impl_Win_flush_local(skn_rank *me, const char *fn, int rank, MPI_Win win, skn_win_view *v) {
+  return flush(me, fn, rank, win, v, false);
+}
+static int impl_Win_flush_all(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
+  return flush(me, fn, 0, win, v, true);
+}
+static int impl_Win_flush_local_all(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
+  return flush(me, fn, 0, win, v, true);
+}
 
-int PMPI_Win_sync(MPI_Win win) {
-  static const char fn[] = "MPI_Win_sync";
-  skn_rank *me = skn_api_self(fn);
-  GET_VIEW(v);
-  (void)v;
+static int impl_Win_sync(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v) {
   atomic_thread_fence(memory_order_seq_cst); /* unified model: public and private copies are one */
   return MPI_SUCCESS;
 }
-SKN_WEAK_ALIAS(Win_sync);
+
+#include "entries_win.h"

@@ -59,14 +59,53 @@ NULL_HANDLE = {'INFO': 'MPI_INFO_NULL', 'ERRHANDLER': 'MPI_ERRHANDLER_NULL', 'WI
                'FILE': 'MPI_FILE_NULL'}
 
 
+# Handles whose free takes them by pointer and reports through the freed object's handler:
+# an `inout` one is looked up through its pointer (NULL: reported with the kind's NULL handle).
+DEREF_HANDLES = {'WIN', 'FILE'}
+PREDEFINED_DTYPE = 'skn_api_dtype_predefined({a})'
+
+
+def handle_ref(a):
+    """The handle an argument names, as a C expression (through the pointer of an inout one)."""
+    return a.name if a.direction == 'in' else f'*{a.name}'
+
+
+def error_object(f, kinds):
+    """The first WIN/FILE/COMM argument of the given kinds that names the object errors go to."""
+    return next((a for a in f.args if a.kind in kinds and not a.array and
+                 (a.direction == 'in' or (a.direction == 'inout' and a.kind in DEREF_HANDLES))), None)
+
+
 def error_call(f):
     """How this function's entry reports: (format of the call, with {cls} and {rest})."""
-    win = next((a.name for a in f.args if a.kind == 'WIN' and a.direction == 'in' and not a.array), None)
+    if f.report:  # the function names its handler (MPI_FILE_NULL's for open and delete)
+        return f'skn_api_error(me, {f.report}, {{cls}}, fn, {{rest}})'
+
+    def ref(a):  # an inout handle may be a NULL pointer when its own NULL check fails
+        return a.name if a.direction == 'in' else f'({a.name} ? *{a.name} : {NULL_HANDLE[a.kind]})'
+    win = error_object(f, ('WIN',))
     if win:
-        return f'skn_api_win_error(me, {win}, {{cls}}, fn, {{rest}})'
-    obj = next((a.name for a in f.args if a.kind in ('FILE', 'COMM') and a.direction == 'in' and not a.array), None)
+        return f'skn_api_win_error(me, {ref(win)}, {{cls}}, fn, {{rest}})'
+    obj = error_object(f, ('FILE', 'COMM'))
     # no object: api.h's SKN_API_NOOBJ (MPI_COMM_WORLD, MPI-3.1)
-    return f'skn_api_error(me, {obj or "SKN_API_NOOBJ"}, {{cls}}, fn, {{rest}})'
+    return f'skn_api_error(me, {ref(obj) if obj else "SKN_API_NOOBJ"}, {{cls}}, fn, {{rest}})'
+
+
+def int_checks(a, fail, cls_of):
+    """min=, bits= and oneof= on an integer argument: its checks (C statements)."""
+    out, pct = [], '%td' if a.kind == 'AINT' else '%d'
+    if a.least:
+        out.append(f'if (SKN_UNLIKELY({a.name} < {a.least})) ' +
+                   fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}={pct} (must be at least {a.least})', a.name))
+    if a.bits:
+        out.append(f'if (SKN_UNLIKELY({a.name} & ~({a.bits}))) ' +
+                   fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=%#x has bits other than {a.bits}', f'(unsigned){a.name}'))
+    if a.oneof:
+        vals = a.oneof.split(',')
+        cond = ' && '.join(f'{a.name} != {v}' for v in vals)
+        out.append(f'if (SKN_UNLIKELY({cond})) ' +
+                   fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=%d is not {" or ".join(vals)}', a.name))
+    return out
 # ---- end of issue 13 (gen13) block
 
 
@@ -78,6 +117,7 @@ def p2p_check(f, a, fail, body, late):
     """Checks a REQUEST, RANK, TAG or BUFFER argument. Returns None when the argument is
     left to the generic rules, else the object passed to impl_ after it ('' for none)."""
     comm = next((x.name for x in f.args if x.kind == 'COMM' and x.direction == 'in' and not x.array), None)
+    win = error_object(f, ('WIN',))
     if a.kind == 'REQUEST' and not a.array and a.direction != 'out':
         # MPI_Request or MPI_Request *: the request it names (`null`: MPI_REQUEST_NULL
         # passes, as NULL)
@@ -104,6 +144,12 @@ def p2p_check(f, a, fail, body, late):
         size = f'{comm}_v->comm->rsize'
         late.append(f'if (SKN_UNLIKELY((unsigned){a.name} >= (unsigned){size}{ok})) ' +
                     fail('MPI_ERR_RANK', f'{a.name}=%d is not a rank of the (remote) group of size %d', a.name, size))
+        return ''
+    if a.kind == 'RANK' and a.direction == 'in' and not a.array and win:
+        # a rank of the window's group; MPI_PROC_NULL passes to impl_
+        size = f'{win.name}_v->size'
+        late.append(f'if (SKN_UNLIKELY((unsigned){a.name} >= (unsigned){size} && {a.name} != MPI_PROC_NULL)) ' +
+                    fail('MPI_ERR_RANK', f'{a.name}=%d (the window has %d members)', a.name, size))
         return ''
     if a.kind == 'TAG' and a.direction == 'in' and not a.array:
         ok = f' && {a.name} != MPI_ANY_TAG' if a.wildcard else ''
@@ -154,8 +200,13 @@ def entry(f):
 
     late = []
     for a in f.args:
+        if a.kind == 'VARARGS':  # MPI_Pcontrol's tail: nothing to pass on
+            continue
         call.append(a.name)
         if a.nocheck:
+            continue
+        if a.required and a.kind != 'STATUS' and not a.array:
+            body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
             continue
         if a.kind == 'STATUS' and a.required and not a.array:
             body.append(f'if (SKN_UNLIKELY(!{a.name})) ' +
@@ -170,16 +221,22 @@ def entry(f):
             if extra:
                 call.append(extra)
             continue
-        if a.kind in HANDLE_CHECKS and a.direction == 'in' and not a.array:
+        deref = a.direction == 'inout' and a.kind in DEREF_HANDLES and not a.array
+        if a.kind in HANDLE_CHECKS and (a.direction == 'in' or deref) and not a.array:
             lookup, ctype, suffix, cls, what = HANDLE_CHECKS[a.kind]
             if a.kind == 'DATATYPE' and a.uncommitted:
                 lookup = UNCOMMITTED_DTYPE
+            if a.kind == 'DATATYPE' and a.predefined:
+                lookup, what = PREDEFINED_DTYPE, 'predefined datatype'
+            if deref:
+                body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
+            h = handle_ref(a)
             obj = a.name + suffix
-            body.append(f'{ctype}{obj} = {lookup.format(a=a.name)};')
-            bad = f'!{obj}' if not a.null else f'!{obj} && {a.name} != {NULL_HANDLE[a.kind]}'
-            msg = fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){a.name}')
+            body.append(f'{ctype}{obj} = {lookup.format(a=h)};')
+            bad = f'!{obj}' if not a.null else f'!{obj} && {h} != {NULL_HANDLE[a.kind]}'
+            msg = fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){h}')
             if a.kind == 'FILE':  # a bad file handle is reported through MPI_FILE_NULL's handler
-                msg = f'return skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%#x is not a valid {what}", (unsigned){a.name});'
+                msg = f'return skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%#x is not a valid {what}", (unsigned){h});'
             body.append(f'if (SKN_UNLIKELY({bad})) ' + msg)
             call.append(obj)
         elif a.kind in HANDLE_CHECKS and a.direction == 'in':
@@ -201,6 +258,8 @@ def entry(f):
             body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
         elif a.kind == 'STRING' and a.direction == 'in':
             body.append(f'if (SKN_UNLIKELY(!{a.name})) ' + fail(cls_of(a, 'MPI_ERR_ARG'), f'{a.name}=NULL'))
+        elif (a.least or a.bits or a.oneof) and a.direction == 'in':
+            body += int_checks(a, fail, cls_of)
         elif a.kind in ('COUNT', 'XCOUNT', 'AINT') and a.direction == 'in' and (a.kind == 'COUNT' or a.err):
             pct = {'COUNT': '%d', 'XCOUNT': '%lld', 'AINT': '%td'}[a.kind]
             val = f'(long long){a.name}' if a.kind == 'XCOUNT' else a.name

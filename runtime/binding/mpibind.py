@@ -50,6 +50,17 @@ MPI_Status_f2c/c2f: MPI_ERR_ARG); `fstatus` on a CTYPE argument makes it a Fortr
 (MPI_Fint *) that may not be NULL or MPI_F_STATUS_IGNORE. A request array with `len=n`
 may not be NULL when n > 0; its elements (MPI_REQUEST_NULL allowed) are looked up by
 impl_.
+
+One-sided communication and I/O (issue 13): a RANK of a function with a WIN argument is
+checked against the window's group (MPI_PROC_NULL passes). On an integer, `min=N` makes a
+value below N an error, `bits=A|B` a value with any other bit set, `oneof=A,B` any other
+value (MPI_ERR_ARG unless err=). `predefined` on a DATATYPE accepts predefined types only.
+`required` on a pointer its kind lets be NULL (BUFFER_ADDR, FUNCTION) makes NULL an error.
+A WIN or FILE that is `inout` (MPI_Win_free, MPI_File_close) is looked up through its
+pointer (NULL: an error) and reports as an `in` one does. `report=H` after the header sends
+the function's errors to handle H's error handler (MPI_FILE_NULL for MPI_File_open and
+MPI_File_delete) instead of its WIN, FILE or COMM argument's. A VARARGS tail is not passed
+to impl_.
 """
 import re
 from dataclasses import dataclass, field
@@ -96,8 +107,13 @@ class Arg:
     uncommitted: bool = False    # uncommitted: a DATATYPE need not be committed (constructors, queries)
     wildcard: bool = False       # any: a RANK/TAG that may be MPI_ANY_SOURCE/MPI_ANY_TAG
     root: bool = False           # root: a RANK that is a collective's root (MPI_ERR_ROOT)
-    required: bool = False       # required: a STATUS that may not be MPI_STATUS_IGNORE
+    required: bool = False       # required: a STATUS that may not be MPI_STATUS_IGNORE (any other
+                                 # pointer a kind lets be NULL: may not be NULL)
     fstatus: bool = False        # fstatus: a Fortran status (MPI_Fint *), not MPI_F_STATUS_IGNORE
+    least: str = ''              # min=N: an integer below N is an error
+    bits: str = ''               # bits=MASK: an integer with a bit outside MASK is an error
+    oneof: str = ''              # oneof=A,B: an integer other than A or B is an error
+    predefined: bool = False     # predefined: a DATATYPE must be a predefined one
 
     @property
     def ctype(self) -> str:
@@ -138,6 +154,7 @@ class Function:
     removed: bool = False        # removed from the standard by MPI-3.0
     anytime: bool = False        # callable before MPI_Init / after MPI_Finalize (entry: skn_api_self_any)
     tools: bool = False          # MPI_T: errors are returned as codes, no error handler is called
+    report: str = ''             # report=H: errors go to handle H's error handler (MPI_FILE_NULL)
     args: List[Arg] = field(default_factory=list)
 
     @property
@@ -164,9 +181,9 @@ def load(path) -> List[Function]:
                     section = title
                 continue
             if not line[0].isspace():
-                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?((?:\s+(?:removed|anytime|tools))*)\s*$', line)
+                m = re.match(r'^(MPIX?_\w+)(?:\s*->\s*([\w ]+?\**))?(?:\s+entry=(\w+))?((?:\s+(?:removed|anytime|tools|report=\w+))*)\s*$', line)
                 if not m:
-                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file] [removed] [anytime] [tools]"')
+                    raise SyntaxError(f'{where}: expected "MPI_Name [-> type] [entry=file] [removed] [anytime] [tools] [report=H]"')
                 if m.group(1) in seen:
                     raise SyntaxError(f'{where}: {m.group(1)} described twice')
                 seen.add(m.group(1))
@@ -174,6 +191,7 @@ def load(path) -> List[Function]:
                 cur = Function(m.group(1), m.group(2) or 'int', section, m.group(3) or '', 'removed' in flags)
                 cur.anytime = 'anytime' in flags
                 cur.tools = 'tools' in flags
+                cur.report = next((x[7:] for x in flags if x.startswith('report=')), '')
                 funcs.append(cur)
                 continue
             m = _ARG.match(line)
@@ -206,6 +224,14 @@ def load(path) -> List[Function]:
                     arg.required = True
                 elif opt == 'fstatus':
                     arg.fstatus = True
+                elif opt == 'predefined':
+                    arg.predefined = True
+                elif opt.startswith('min='):
+                    arg.least = opt[4:]
+                elif opt.startswith('bits='):
+                    arg.bits = opt[5:]
+                elif opt.startswith('oneof='):
+                    arg.oneof = opt[6:]
                 elif opt.startswith('len='):
                     arg.length = opt[4:]
                 elif opt.startswith('max='):

@@ -2,7 +2,9 @@
  * MPI_ERRORS_RETURN, File_set/get/call_errhandler, and MPI_ERR_NO_SUCH_FILE (missing
  * file and missing directory), FILE_EXISTS, AMODE, ACCESS, READ_ONLY, NO_SPACE
  * (/dev/full, and a full tmpfs when the test may mount one), UNSUPPORTED_OPERATION,
- * UNSUPPORTED_DATAREP, FILE, ARG, COUNT, TYPE, BAD_FILE, DUP_DATAREP. */
+ * UNSUPPORTED_DATAREP, FILE, ARG, COUNT, TYPE, BAD_FILE, DUP_DATAREP; errors of the
+ * calls with no file handle (open, delete, close(NULL), Register_datarep) go to
+ * MPI_FILE_NULL's handler. */
 #define _GNU_SOURCE
 #define TEST_NAME "io_errors"
 #include "mpitest.h"
@@ -65,6 +67,24 @@ int main(int argc, char **argv)
     IO_EXPECT(MPI_File_read_at(fh, -1, x, 1, MPI_INT, &st), MPI_ERR_ARG);
     IO_CHECK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     CHECK(user_calls[rank % 4096] == 2, "the user handler ran twice (%d calls)", user_calls[rank % 4096]);
+    /* the calls with no file handle report through MPI_FILE_NULL's handler (MPI_COMM_WORLD's
+     * is MPI_ERRORS_ARE_FATAL: an error sent there would end the job); set_view's through
+     * the file's */
+    IO_CHECK(MPI_File_set_errhandler(MPI_FILE_NULL, mine));
+    IO_EXPECT(MPI_File_open(MPI_COMM_NULL, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &again), MPI_ERR_COMM);
+    IO_EXPECT(MPI_File_open(MPI_COMM_WORLD, NULL, MPI_MODE_RDONLY, MPI_INFO_NULL, &again), MPI_ERR_ARG);
+    IO_EXPECT(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, (MPI_Info)12345, &again), MPI_ERR_INFO);
+    IO_EXPECT(MPI_File_delete(NULL, MPI_INFO_NULL), MPI_ERR_ARG);
+    IO_EXPECT(MPI_File_delete(path, (MPI_Info)12345), MPI_ERR_INFO);
+    IO_EXPECT(MPI_File_close(NULL), MPI_ERR_ARG);
+    IO_EXPECT(MPI_Register_datarep("skein-x", NULL, NULL, NULL, NULL), MPI_ERR_ARG);
+    CHECK(user_calls[rank % 4096] == 9, "MPI_FILE_NULL's user handler ran 7 times (%d calls in all)",
+          user_calls[rank % 4096]);
+    IO_EXPECT(MPI_File_set_view(fh, 0, MPI_DATATYPE_NULL, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    IO_EXPECT(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, NULL, MPI_INFO_NULL), MPI_ERR_ARG);
+    CHECK(user_calls[rank % 4096] == 11, "the file's user handler saw set_view's errors (%d calls in all)",
+          user_calls[rank % 4096]);
+    IO_CHECK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
     MPI_Errhandler_free(&mine);
     IO_CHECK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
     IO_CHECK(MPI_File_close(&fh));

@@ -1,7 +1,10 @@
 /* Window objects and every RMA error class. With MPI_ERRORS_RETURN on the window (and a
  * user handler to check that window handlers run), each bad call returns its class and
  * writes nothing: the bytes around the target window stay untouched. Also: predefined
- * attributes, keyvals with a delete callback run by MPI_Win_free, names, groups, info. */
+ * attributes, keyvals with a delete callback run by MPI_Win_free, names, groups, info.
+ * The argument checks of the generated entry points (issue 13): window ranks, lock types,
+ * assert bits, groups, info, NULL pointers; errors of window creation go to the
+ * communicator's handler, the others to the window's. */
 #define TEST_NAME "rma_errors"
 #include "mpitest.h"
 
@@ -21,8 +24,22 @@ static int del_fn(MPI_Win w, int key, void *val, void *extra) {
     return MPI_SUCCESS;
 }
 
+SKEIN_SHARED static int win_calls[4096], comm_calls[4096]; /* by rank: ranks may be threads of one process */
+
+static int my_rank(void) {
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r % 4096;
+}
+
+static void comm_handler(MPI_Comm *c, int *code, ...) {
+    (void)c, (void)code;
+    comm_calls[my_rank()]++;
+}
+
 static void handler(MPI_Win *w, int *code, ...) {
     int cls;
+    win_calls[my_rank()]++;
     MPI_Error_class(*code, &cls);
     if (cls == MPI_ERR_RMA_RANGE) MPI_Win_set_name(*w, "handled"); /* per rank and window */
 }
@@ -108,6 +125,26 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Win_attach(win, v, 4), MPI_ERR_RMA_FLAVOR);
     EXPECT(MPI_Win_get_attr(MPI_WIN_NULL, MPI_WIN_BASE, &base, &flag), MPI_ERR_WIN);
     EXPECT(MPI_Put(v, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)12345), MPI_ERR_WIN);
+    /* what the entry points check */
+    MPI_Win w2;
+    EXPECT(MPI_Win_create(mem, 4, 4, (MPI_Info)12345, MPI_COMM_WORLD, &w2), MPI_ERR_INFO);
+    EXPECT(MPI_Win_create(mem, 4, 4, MPI_INFO_NULL, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Win_allocate(4, 4, MPI_INFO_NULL, MPI_COMM_WORLD, NULL, &w2), MPI_ERR_ARG);
+    EXPECT(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_NULL, &w2), MPI_ERR_COMM);
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, size, 0, win), MPI_ERR_RANK);
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 1 << 20, win), MPI_ERR_ASSERT);
+    EXPECT(MPI_Win_unlock(-5, win), MPI_ERR_RANK);
+    EXPECT(MPI_Win_flush(size, win), MPI_ERR_RANK);
+    EXPECT(MPI_Win_post(MPI_GROUP_NULL, 0, win), MPI_ERR_GROUP);
+    EXPECT(MPI_Win_start(wg, MPI_MODE_NOCHECK | (1 << 20), win), MPI_ERR_ASSERT);
+    EXPECT(MPI_Win_free(NULL), MPI_ERR_WIN);
+    EXPECT(MPI_Win_set_info(win, (MPI_Info)12345), MPI_ERR_INFO);
+    EXPECT(MPI_Win_get_name(win, NULL, &len), MPI_ERR_ARG);
+    EXPECT(MPI_Get(v, 1, MPI_INT, right, 0, -1, MPI_INT, win), MPI_ERR_COUNT);
+    EXPECT(MPI_Get_accumulate(v, 1, MPI_INT, v + 1, 1, MPI_DATATYPE_NULL, right, 0, 1, MPI_INT, MPI_SUM, win),
+           MPI_ERR_TYPE);
+    EXPECT(MPI_Fetch_and_op(v, v + 1, MPI_DATATYPE_NULL, right, 0, MPI_SUM, win), MPI_ERR_TYPE);
+    EXPECT(MPI_Rput(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, NULL), MPI_ERR_ARG);
     MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC); /* locked twice */
     EXPECT(MPI_Win_start(wg, 0, win), MPI_ERR_RMA_CONFLICT); /* PSCW while holding a lock */
@@ -173,6 +210,22 @@ int main(int argc, char **argv) {
     MPI_CHECK(MPI_Win_get_name(win, name, &len));
     CHECK(!strcmp(name, "handled"), "the window's own error handler did not run (name %s)", name);
     MPI_CHECK(MPI_Win_call_errhandler(win, MPI_ERR_RMA_RANGE));
+    /* the entry's checks report through the window's handler too */
+    EXPECT(MPI_Win_lock(99, right, 0, win), MPI_ERR_LOCKTYPE);
+    EXPECT(MPI_Put(v, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+    EXPECT(MPI_Win_fence(1 << 20, win), MPI_ERR_ASSERT);
+    CHECK(win_calls[my_rank()] == 5, "the window's handler ran %d times, expected 5", win_calls[my_rank()]);
+    /* a creation's errors go to the communicator's handler */
+    MPI_Comm cdup;
+    MPI_Errhandler ceh;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &cdup));
+    MPI_CHECK(MPI_Comm_create_errhandler(comm_handler, &ceh));
+    MPI_CHECK(MPI_Comm_set_errhandler(cdup, ceh));
+    EXPECT(MPI_Win_create(mem, 4, 0, MPI_INFO_NULL, cdup, &w2), MPI_ERR_DISP);
+    EXPECT(MPI_Win_allocate(-1, 4, MPI_INFO_NULL, cdup, &base, &w2), MPI_ERR_SIZE);
+    CHECK(comm_calls[my_rank()] == 2, "the communicator's handler ran %d times, expected 2", comm_calls[my_rank()]);
+    MPI_Comm_free(&cdup);
+    MPI_Errhandler_free(&ceh);
     MPI_CHECK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     /* nothing written outside any window, nothing inside but the one valid put */
