@@ -276,6 +276,14 @@ static inline int skn_req_handle(const skn_req *r) { return SKN_HANDLE(SKN_KIND_
 static inline bool skn_req_done(const skn_req *r) {
   return atomic_load_explicit(&r->sync, memory_order_acquire) == SKN_REQ_DONE;
 }
+/* Whether a completed receive failed: truncated or type_mismatch, the two adjacent flags
+ * read as one 16-bit word (one test on the blocking receive's return; engine.c asserts
+ * that they are adjacent). */
+static inline bool skn_req_flawed(const skn_req *r) {
+  uint16_t f;
+  __builtin_memcpy(&f, (const char *)r + offsetof(skn_req, truncated), sizeof f);
+  return f != 0;
+}
 static inline void skn_req_complete(skn_req *r) {
   uintptr_t w = atomic_exchange(&r->sync, SKN_REQ_DONE);
   if (w > SKN_REQ_DONE) skn_sched_wake((skn_unit *)w);
