@@ -508,7 +508,8 @@ typedef struct skn_rank {
    * ops, error handlers and classes: api/api.h), created on first use; core never sees it */
   struct skn_api_rank *api;
   int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface
-                  * is each rank's own; the send path reads it to count (device.h) */
+                  * is each rank's own; the counting transport copies read it to count
+                  * (core/engine.c: skn_dev_count_sends) */
   /* what this rank's sends moved, for MPI_T's performance variables */
   _Atomic(uint64_t) sent_msgs, sent_bytes;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */
