@@ -229,7 +229,7 @@ skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove
 skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
   if (r->kind != SKN_REQ_RECV) {
     if (!r->peer) return SKN_ERR_NOT_CANCELLED; /* matched a posted receive at once */
-    return r->peer->tp->cancel_send(me, r);
+    return __atomic_load_n(&r->peer->tp, __ATOMIC_RELAXED)->cancel_send(me, r); /* see skn_dev_count_sends */
   }
   skn_mq *mq = &me->mq;
   skn_spin_lock(&mq->lock);
