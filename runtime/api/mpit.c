@@ -67,7 +67,8 @@ static int copy_str(const char *src, char *dst, int *len) {
 static int impl_T_init_thread(skn_rank *me, int required, int *provided) {
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE || !provided) return MPI_ERR_ARG;
   if (!me) return MPI_T_ERR_CANNOT_INIT;
-  __atomic_fetch_add(&me->mpit_refs, 1, __ATOMIC_RELAXED); /* threads of the rank may call it too */
+  /* threads of the rank may call it too; the first of the rank counts its sends from now */
+  if (__atomic_fetch_add(&me->mpit_refs, 1, __ATOMIC_RELAXED) == 0) skn_dev_count_sends(true);
   *provided = MPI_THREAD_MULTIPLE; /* the tables are immutable */
   return MPI_SUCCESS;
 }
@@ -77,6 +78,7 @@ static int impl_T_finalize(skn_rank *me) {
   do
     if (n == 0) return MPI_T_ERR_NOT_INITIALIZED;
   while (!__atomic_compare_exchange_n(&me->mpit_refs, &n, n - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  if (n == 1) skn_dev_count_sends(false); /* the rank's last */
   return MPI_SUCCESS;
 }
 

@@ -82,7 +82,7 @@ static __attribute__((noinline, cold)) int recv_error(skn_rank *me, const char *
 
 static inline int recv_result(skn_rank *me, const char *fn, const skn_req *r, MPI_Status *status) {
   skn_api_set_status(status, r);
-  if (SKN_UNLIKELY(r->type_mismatch | r->truncated)) return recv_error(me, fn, r, status);
+  if (SKN_UNLIKELY(skn_req_flawed(r))) return recv_error(me, fn, r, status);
   return MPI_SUCCESS;
 }
 

@@ -276,6 +276,14 @@ static inline int skn_req_handle(const skn_req *r) { return SKN_HANDLE(SKN_KIND_
 static inline bool skn_req_done(const skn_req *r) {
   return atomic_load_explicit(&r->sync, memory_order_acquire) == SKN_REQ_DONE;
 }
+/* Whether a completed receive failed: truncated or type_mismatch, the two adjacent flags
+ * read as one 16-bit word (one test on the blocking receive's return; engine.c asserts
+ * that they are adjacent). */
+static inline bool skn_req_flawed(const skn_req *r) {
+  uint16_t f;
+  __builtin_memcpy(&f, (const char *)r + offsetof(skn_req, truncated), sizeof f);
+  return f != 0;
+}
 static inline void skn_req_complete(skn_req *r) {
   uintptr_t w = atomic_exchange(&r->sync, SKN_REQ_DONE);
   if (w > SKN_REQ_DONE) skn_sched_wake((skn_unit *)w);
@@ -500,7 +508,8 @@ typedef struct skn_rank {
    * ops, error handlers and classes: api/api.h), created on first use; core never sees it */
   struct skn_api_rank *api;
   int mpit_refs; /* MPI_T_init_thread minus MPI_T_finalize (api/mpit.c): the tools interface
-                  * is each rank's own; the send path reads it to count (device.h) */
+                  * is each rank's own; the counting transport copies read it to count
+                  * (core/engine.c: skn_dev_count_sends) */
   /* what this rank's sends moved, for MPI_T's performance variables */
   _Atomic(uint64_t) sent_msgs, sent_bytes;
   /* derived datatypes, indexed by handle - SKN_DT_PREDEFINED_COUNT (api/datatype.c) */

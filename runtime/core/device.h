@@ -190,17 +190,25 @@ typedef struct skn_transport {
   int (*cas)(skn_rank *target, const struct skn_rma_loc *t, int basic, const void *origin, const void *compare,
              void *result);
   int (*flush)(skn_rank *target);
+
+  /* The transport a counting copy (skn_dev_count_sends) stands for; NULL in a real one. */
+  const struct skn_transport *counted;
 } skn_transport;
 
+/* MPI_T's send counters (api/mpit.c) are the only thing a send counts. They are not a test
+ * on this path: while some rank of the process has initialized the tools interface, every
+ * rank record is bound to a counting copy of its transport (same slots, but `send` adds
+ * to the sender's sent_msgs/sent_bytes when the sender itself has MPI_T initialized, then
+ * calls the real send). The record's tp is read and swapped with relaxed atomics: a send
+ * racing with the swap goes through either table, and either one sends. */
 static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
-  /* MPI_T's send counters (api/mpit.c) can only be started once the rank has initialized
-   * the tools interface: until then they cost one load and a branch */
-  if (SKN_UNLIKELY(__atomic_load_n(&me->mpit_refs, __ATOMIC_RELAXED))) {
-    skn_stat_add(&me->sent_msgs, 1);
-    skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
-  }
-  m->peer->tp->send(me, m, r);
+  __atomic_load_n(&m->peer->tp, __ATOMIC_RELAXED)->send(me, m, r);
 }
+
+/* COUNT SENDS: on, MPI_T_init_thread of a rank; off, its MPI_T_finalize. The first `on` of
+ * the process binds every rank record to the counting copy of its transport, the last
+ * `off` binds the real ones back. */
+SKN_INTERNAL void skn_dev_count_sends(bool on);
 
 /* The local transport's RMA slots (core/rma.c): one copy, or the hardware atomics and
  * stripe locks of skn_rma_accumulate, in place. */

@@ -14,6 +14,8 @@
 
 /* What a sender reads from and writes into a posted receive is one line (core.h). */
 _Static_assert(offsetof(skn_req, bytes) + sizeof(size_t) <= SKN_CACHELINE, "skn_req: the sender's side is one line");
+/* skn_req_flawed (core.h) reads the two flags as one word. */
+_Static_assert(offsetof(skn_req, type_mismatch) == offsetof(skn_req, truncated) + 1, "skn_req: adjacent flags");
 
 /* ------------------------------------------------------------------ transports' side */
 
@@ -69,11 +71,63 @@ bool skn_dev_unqueue(skn_rank *dst, skn_req *env) {
   return queued;
 }
 
+/* ------------------------------------------------------------------ binding, counting */
+
+/* Counting copies of the transports (device.h: skn_dev_count_sends), made on first use
+ * and kept: a send may still be running through one after the real tables are back.
+ * Guarded by count_lock, with `counting` (ranks with MPI_T initialized). */
+static skn_spinlock count_lock = SKN_SPINLOCK_INIT;
+static int counting;
+static skn_transport counting_tp[8];
+static int ncounting_tp;
+
+static void counting_send(skn_rank *me, const skn_msg *m, skn_req *r) {
+  if (__atomic_load_n(&me->mpit_refs, __ATOMIC_RELAXED)) { /* the sender's own tools interface */
+    skn_stat_add(&me->sent_msgs, 1);
+    skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
+  }
+  /* the peer's table may have been swapped back since skn_p2p_send read it */
+  const skn_transport *tp = __atomic_load_n(&m->peer->tp, __ATOMIC_RELAXED);
+  if (tp->counted) tp = tp->counted;
+  tp->send(me, m, r);
+}
+
+static const skn_transport *counting_copy(const skn_transport *tp) {
+  for (int i = 0; i < ncounting_tp; i++)
+    if (counting_tp[i].counted == tp) return &counting_tp[i];
+  if (ncounting_tp == (int)(sizeof counting_tp / sizeof counting_tp[0])) skn_fatal("too many transports to count");
+  skn_transport *c = &counting_tp[ncounting_tp++];
+  *c = *tp;
+  c->send = counting_send;
+  c->counted = tp;
+  return c;
+}
+
+/* What a record reaching tp is bound to: tp, or its counting copy. Under count_lock. */
+static const skn_transport *bound(const skn_transport *tp) {
+  if (tp->counted) tp = tp->counted;
+  return counting > 0 ? counting_copy(tp) : tp;
+}
+
 void skn_dev_bind(int proc, const skn_transport *tp) {
+  skn_spin_lock(&count_lock);
   for (int w = 0; w < skn_job_g.size; w++) {
     skn_rank *r = skn_job_g.ranks[w];
-    if (r && r->proc == proc) r->tp = tp;
+    if (r && r->proc == proc) __atomic_store_n(&r->tp, bound(tp), __ATOMIC_RELAXED);
   }
+  skn_spin_unlock(&count_lock);
+}
+
+void skn_dev_count_sends(bool on) {
+  skn_spin_lock(&count_lock);
+  int before = counting;
+  counting += on ? 1 : -1;
+  if ((before > 0) != (counting > 0)) /* first on, or last off: rebind every record */
+    for (int w = 0; w < skn_job_g.size; w++) {
+      skn_rank *r = skn_job_g.ranks[w];
+      if (r) __atomic_store_n(&r->tp, bound(r->tp), __ATOMIC_RELAXED);
+    }
+  skn_spin_unlock(&count_lock);
 }
 
 /* ------------------------------------------------------------------ failure */
@@ -175,7 +229,7 @@ skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove
 skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
   if (r->kind != SKN_REQ_RECV) {
     if (!r->peer) return SKN_ERR_NOT_CANCELLED; /* matched a posted receive at once */
-    return r->peer->tp->cancel_send(me, r);
+    return __atomic_load_n(&r->peer->tp, __ATOMIC_RELAXED)->cancel_send(me, r); /* see skn_dev_count_sends */
   }
   skn_mq *mq = &me->mq;
   skn_spin_lock(&mq->lock);

@@ -105,16 +105,14 @@ static void ult_main(void *p) {
 
 /* ------------------------------------------------------------------ queues */
 
-static inline void nready_add(skn_worker *w, int d) {
-  atomic_store_explicit(&w->nready, atomic_load_explicit(&w->nready, memory_order_relaxed) + (uint32_t)d,
-                        memory_order_relaxed);
-}
-
+/* The ready queue is the worker's own. ready_head is also what the watchdog reads from
+ * its thread (whether units wait for the worker), so the worker writes it with relaxed
+ * atomic stores (plain moves) and reads it plainly. ready_tail means something only while
+ * ready_head is set: the pop that empties the queue leaves it stale. */
 static inline void ready_push(skn_worker *w, skn_unit *u) {
-  nready_add(w, 1);
   u->next = NULL;
-  if (w->ready_tail) w->ready_tail->next = u;
-  else w->ready_head = u;
+  if (w->ready_head) w->ready_tail->next = u;
+  else __atomic_store_n(&w->ready_head, u, __ATOMIC_RELAXED);
   w->ready_tail = u;
 }
 
@@ -178,9 +176,7 @@ static inline skn_unit *ready_pop(skn_worker *w) {
     drain_inbox(w);
   }
   skn_unit *u = w->ready_head;
-  nready_add(w, -1);
-  w->ready_head = u->next;
-  if (!w->ready_head) w->ready_tail = NULL;
+  __atomic_store_n(&w->ready_head, u->next, __ATOMIC_RELAXED);
   return u;
 }
 
@@ -717,7 +713,7 @@ static void *watchdog_main(void *unused) {
       uint64_t sw = atomic_load_explicit(&w->switches, memory_order_relaxed);
       skn_unit *cur = atomic_load_explicit(&w->current, memory_order_relaxed);
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
-                   (atomic_load_explicit(&w->nready, memory_order_relaxed) ||
+                   (__atomic_load_n(&w->ready_head, __ATOMIC_RELAXED) ||
                     atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
                    kthread_sleeping(atomic_load_explicit(&w->tid, memory_order_relaxed)) &&
                    !kthread_has_live_child(atomic_load_explicit(&w->tid, memory_order_relaxed));

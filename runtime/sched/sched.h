@@ -34,7 +34,7 @@ struct skn_unit;
 typedef struct skn_worker {
   int id;
   void *sched_sp;            /* the worker's own context while a unit runs */
-  struct skn_unit *ready_head, *ready_tail;
+  struct skn_unit *ready_head, *ready_tail; /* sched.c: ready_push */
   struct skn_unit *exited;          /* ended unit whose stack the worker context frees */
   _Atomic(int) live;         /* units of this worker not yet ended */
   pthread_t thread;
@@ -45,7 +45,6 @@ typedef struct skn_worker {
   _Atomic(uint32_t) poll_seq; /* odd while in a loop calling the poll hook, bumped on entry
                                  and exit; written by this worker only */
   struct skn_unit *timers;    /* units in a timed wait, by deadline */
-  _Atomic(uint32_t) nready;   /* units on the ready queue (written by this worker only) */
   _Atomic(int) tid;           /* kernel thread id, for reports (read by the watchdog) */
   _Atomic(uint64_t) switches; /* bumped by every switch into a unit (the watchdog) */
   _Atomic(struct skn_unit *) current; /* the unit running on it, or NULL */

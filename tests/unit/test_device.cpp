@@ -330,6 +330,51 @@ TEST(Device, ProxiesAreBoundToTheirProcesssTransport) {
   });
 }
 
+// MPI_T's send counters (skn_dev_count_sends): while some rank has MPI_T initialized, every
+// record is bound to the counting copy of its transport, which counts the sends of ranks
+// that have it initialized (and only theirs) and sends as the real one; the last `off`
+// binds the real tables back.
+TEST(Device, CountingCopiesCountOnlyRanksWithMPITAndComeOffWithTheLast) {
+  run_job(1, [&](skn_rank *me) {
+    if (me->world_rank != 0) return;
+    auto self_message = [&](int v) {  // rank 0 to itself: 4 bytes through the local transport
+      skn_msg m{};
+      m.buf = &v;
+      m.count = 1;
+      m.dt = INT;
+      m.src = 0;
+      m.tag = v;
+      m.comm = MPI_COMM_WORLD;
+      m.peer = skn_job_g.ranks[0];
+      finish(isend(me, &m));
+      int got = -1;
+      skn_req *r = post(me, &got, 1, INT, 0, v);
+      wait_progressing(r);
+      EXPECT_EQ(got, v);
+      skn_req_release(r);
+    };
+    skn_dev_count_sends(true);  // two ranks turn MPI_T on, this one among them
+    skn_dev_count_sends(true);
+    me->mpit_refs = 1;
+    EXPECT_EQ(skn_job_g.ranks[0]->tp->counted, &skn_local_transport);
+    EXPECT_EQ(skn_job_g.ranks[3]->tp->counted, &fake);
+    EXPECT_EQ(skn_job_g.ranks[3]->tp->fetch, fake.fetch);
+    self_message(1);
+    EXPECT_EQ(me->sent_msgs.load(), 1u);
+    EXPECT_EQ(me->sent_bytes.load(), 4u);
+    me->mpit_refs = 0;  // this rank's MPI_T off, the other's still on: tables stay, no count
+    skn_dev_count_sends(false);
+    EXPECT_NE(skn_job_g.ranks[0]->tp->counted, nullptr);
+    self_message(2);
+    EXPECT_EQ(me->sent_msgs.load(), 1u);
+    skn_dev_count_sends(false);  // the last off
+    EXPECT_EQ(skn_job_g.ranks[0]->tp, &skn_local_transport);
+    EXPECT_EQ(skn_job_g.ranks[3]->tp, &fake);
+    self_message(3);
+    EXPECT_EQ(me->sent_msgs.load(), 1u);
+  });
+}
+
 TEST(Device, DeliversEagerAndFetchedDataToPostedAndLateReceives) {
   const std::vector<size_t> sizes = {0, 8, 200, 256, 257, 5000, 100000};
   for (int workers : {1, 2})
