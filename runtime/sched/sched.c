@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <valgrind/valgrind.h>
 
@@ -646,7 +648,8 @@ void skn_sched_release_thread(void) {
  * holds its worker: the worker's other ready units cannot run, and since the worker
  * counts as busy the stall hook never runs. The watchdog notices a worker that has not
  * switched units while some were ready and its kernel thread slept the whole time, with
- * no child process of that thread still running (a wait for a child ends by itself). */
+ * no child process of that thread still running and not inside file-system work (waits
+ * that end by themselves). */
 
 static struct {
   unsigned ms;
@@ -699,6 +702,45 @@ static bool kthread_has_live_child(int tid) {
   return false;
 }
 
+/* Whether the kernel thread `tid` sleeps in a system call on files or the file system:
+ * waits on a disk or a parallel file system (an fsync of a checkpoint, a write to a busy
+ * server, mount) end by themselves however long they take, and no rank can be what they
+ * wait for. Reads and writes count only on regular files and block devices (a pipe or a
+ * socket can wait for a rank the worker cannot run). Not here: open (a FIFO waits for its
+ * other end), fcntl and flock locks (ranks are threads: each rank's own open file
+ * description can wait for a lock another rank of the same worker holds). */
+static bool kthread_in_file_call(int tid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+  if (!read_proc(path, buf, sizeof buf)) return false;
+  char *end;
+  long nr = strtol(buf, &end, 10);
+  if (end == buf) return false; /* "running" */
+  switch (nr) {
+  case SYS_read: case SYS_write: case SYS_readv: case SYS_writev: {
+    long fd = strtol(end, NULL, 16); /* the first argument, written 0x... */
+    struct stat st;
+    return fd >= 0 && fd <= INT32_MAX && fstat((int)fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+  }
+  case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2:
+  case SYS_fsync: case SYS_fdatasync: case SYS_sync: case SYS_syncfs: case SYS_sync_file_range:
+  case SYS_ftruncate: case SYS_truncate: case SYS_fallocate: case SYS_copy_file_range:
+  case SYS_mkdirat: case SYS_unlinkat: case SYS_renameat2: case SYS_newfstatat: case SYS_statx:
+  case SYS_getdents64: case SYS_mount: case SYS_umount2:
+#ifdef SYS_mkdir /* the older calls some architectures still have */
+  case SYS_mkdir: case SYS_rmdir: case SYS_unlink: case SYS_rename: case SYS_stat: case SYS_lstat:
+#endif
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Whether the kernel thread `tid` sleeps in a wait that may be for the job itself. */
+static bool kthread_waits_on_job(int tid) {
+  return kthread_sleeping(tid) && !kthread_has_live_child(tid) && !kthread_in_file_call(tid);
+}
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   int n = sched_state.cfg.nworkers;
@@ -715,8 +757,7 @@ static void *watchdog_main(void *unused) {
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
                    (__atomic_load_n(&w->ready_head, __ATOMIC_RELAXED) ||
                     atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
-                   kthread_sleeping(atomic_load_explicit(&w->tid, memory_order_relaxed)) &&
-                   !kthread_has_live_child(atomic_load_explicit(&w->tid, memory_order_relaxed));
+                   kthread_waits_on_job(atomic_load_explicit(&w->tid, memory_order_relaxed));
       last[i] = sw;
       if (!stuck) {
         since[i] = 0;

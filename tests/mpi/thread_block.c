@@ -27,6 +27,10 @@
  *            the worker until the child (`sleep 0.3`, longer under load) ends. That wait
  *            ends by itself: it must not be reported as a held worker (testlist: a
  *            deadlock time far below the child's run time)
+ *   slowfile rank 0 reads a regular file into a page whose fault a thread of it serves
+ *            only 300 ms later (userfaultfd): a read on a slow file system, which ends by
+ *            itself and must not be reported as a held worker either (skipped, with a
+ *            line saying so, where userfaultfd is not allowed)
  */
 #define _GNU_SOURCE
 #define TEST_NAME "thread_block"
@@ -35,6 +39,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <linux/userfaultfd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -67,6 +75,56 @@ static void exchange(ctx *c)
 }
 
 static void *thread_join(void *p) { exchange(p); return p; }
+
+/* slowfile: serves the first fault on the registered page 300 ms after it happens */
+typedef struct slow_fault { int uffd; char *page; long pagesize; } slow_fault;
+static void *thread_slow_fault(void *p)
+{
+    slow_fault *sf = p;
+    struct uffd_msg msg;
+    while (read(sf->uffd, &msg, sizeof msg) != (ssize_t)sizeof msg)
+        if (errno != EINTR && errno != EAGAIN) return NULL;
+    if (msg.event != UFFD_EVENT_PAGEFAULT) return NULL;
+    usleep(300000); /* a thread of the rank, not a rank: a real sleep */
+    char *src = calloc(1, (size_t)sf->pagesize);
+    struct uffdio_copy cp = {.dst = (unsigned long)sf->page, .src = (unsigned long)src, .len = (unsigned long)sf->pagesize};
+    ioctl(sf->uffd, UFFDIO_COPY, &cp);
+    free(src);
+    return sf;
+}
+
+/* Returns 1 when the read waited for the fault thread, 0 when userfaultfd is not allowed. */
+static int slow_file_read(void)
+{
+    long pagesize = sysconf(_SC_PAGESIZE);
+    int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+    if (uffd < 0) return 0;
+    struct uffdio_api api = {.api = UFFD_API};
+    char *page = mmap(NULL, (size_t)pagesize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(page != MAP_FAILED, "mmap failed");
+    struct uffdio_register reg = {.range = {.start = (unsigned long)page, .len = (unsigned long)pagesize},
+                                  .mode = UFFDIO_REGISTER_MODE_MISSING};
+    if (ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
+        close(uffd);
+        munmap(page, (size_t)pagesize);
+        return 0;
+    }
+    char path[] = "/tmp/skein-thread-block-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp failed");
+    unlink(path);
+    CHECK(write(fd, "slow", 4) == 4, "write failed");
+    slow_fault sf = {uffd, page, pagesize};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, thread_slow_fault, &sf) == 0, "pthread_create failed");
+    /* the kernel's copy into `page` faults and waits in pread64 for the thread */
+    CHECK(pread(fd, page, 4, 0) == 4 && !memcmp(page, "slow", 4), "pread through the slow page failed");
+    pthread_join(t, NULL);
+    close(fd);
+    close(uffd);
+    munmap(page, (size_t)pagesize);
+    return 1;
+}
 
 static void *thread_cond(void *p)
 {
@@ -246,6 +304,10 @@ int main(int argc, char **argv)
         CHECK(fgets(line, sizeof line, p) != NULL, "no output from the child");
         CHECK(strcmp(line, "child-done\n") == 0, "child printed '%s'", line);
         CHECK(pclose(p) == 0, "child failed");
+        c->got = 1000 + c->peer;
+    } else if (!strcmp(mode, "slowfile")) {
+        if (rank == 0 && !slow_file_read())
+            printf("thread_block: slowfile skipped: userfaultfd not allowed here (%s)\n", strerror(errno));
         c->got = 1000 + c->peer;
     } else if (!strcmp(mode, "held")) {
         if (rank == 0) {
