@@ -19,6 +19,16 @@ typedef struct skn_user_op {
   MPI_User_function *fn; /* NULL: free slot */
   bool commute;
 } skn_user_op;
+/* The MPI layer's state of one communicator view (skn_comm_view.api): made with the view
+ * by skn_api_comm_add and freed with it by MPI_Comm_free; MPI_COMM_WORLD's and
+ * MPI_COMM_SELF's are in skn_api_rank, given to their views at MPI_Init. Only errors and
+ * the calls on names, handlers, attributes and info read it, never the message paths. */
+typedef struct skn_api_comm_state {
+  int errhandler;
+  struct skn_attr *attrs; /* cached attributes (attr.c) */
+  struct skn_info *info;  /* hints of MPI_Comm_set_info / dup_with_info (info.c), NULL: none */
+  char name[MPI_MAX_OBJECT_NAME];
+} skn_api_comm_state;
 typedef struct skn_api_rank {
   /* error handlers by handle index (1, 2: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN), and the
    * error classes and codes added by MPI_Add_error_class/code, NULL: none (errors.c) */
@@ -46,6 +56,8 @@ typedef struct skn_api_rank {
   struct skn_file **files;
   int nfiles;
   int file_errh;
+  /* the state of MPI_COMM_WORLD's and MPI_COMM_SELF's views, given to them at MPI_Init */
+  skn_api_comm_state world, self;
 } skn_api_rank;
 
 SKN_INTERNAL skn_api_rank *skn_api_rank_new(skn_rank *me);
@@ -206,6 +218,12 @@ static inline skn_req *skn_api_active(skn_req *r) { return r->kind == SKN_REQ_PE
 /* Waits until every nonblocking collective this rank started on v has completed, so a
  * blocking collective keeps the issue order (core/nbc.c). */
 static inline void skn_api_coll_order(skn_rank *me, skn_comm_view *v) { skn_nbc_order(me, v); }
+
+/* Makes the calling rank's view of c (as member `rank`) with fresh MPI state (error
+ * handler errh, no name, attributes or info) and its handle *out; an error on parent when
+ * c is NULL or out of memory (comm.c). */
+SKN_INTERNAL int skn_api_comm_add(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, int rank, int errh,
+                                  MPI_Comm *out);
 
 /* Duplicates v (handle comm) now, without ordering against pending collectives (comm.c). */
 SKN_INTERNAL int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,

@@ -334,7 +334,9 @@ int skn_attr_delete_all(skn_rank *me, int handle, skn_attr **list) {
 
 /* ------------------------------------------------------------------ communicator attributes */
 
-static attr_obj comm_obj(MPI_Comm comm, skn_comm_view *v) { return (attr_obj){SKN_KEYVAL_COMM, comm, &v->attrs, comm}; }
+static attr_obj comm_obj(MPI_Comm comm, skn_comm_view *v) {
+  return (attr_obj){SKN_KEYVAL_COMM, comm, &v->api->attrs, comm};
+}
 
 static int impl_Comm_set_attr(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int keyval,
                               void *attribute_val) {

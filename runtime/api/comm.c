@@ -9,38 +9,52 @@
 #include "api.h"
 #include "objects.h"
 
-static int add_view(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, int rank, int errh, MPI_Comm *out) {
-  int idx = c ? skn_rank_comm_add(me, c, rank, errh, "") : -1;
-  if (idx < 0) return skn_api_error(me, parent, MPI_ERR_NO_MEM, fn, "out of memory for a communicator");
+int skn_api_comm_add(skn_rank *me, const char *fn, MPI_Comm parent, skn_comm *c, int rank, int errh,
+                     MPI_Comm *out) {
+  skn_api_comm_state *st = c ? calloc(1, sizeof *st) : NULL;
+  if (st) st->errhandler = errh;
+  int idx = st ? skn_rank_comm_add(me, c, rank, st) : -1;
+  if (idx < 0) {
+    free(st);
+    return skn_api_error(me, parent, MPI_ERR_NO_MEM, fn, "out of memory for a communicator");
+  }
   *out = SKN_HANDLE(SKN_KIND_COMM, idx);
   return MPI_SUCCESS;
+}
+
+/* Frees the calling rank's view v and its MPI state, whose attributes are deleted. */
+static void drop_view(skn_rank *me, skn_comm_view *v) {
+  skn_api_comm_state *st = v->api;
+  skn_rank_lock(me);
+  v->comm = NULL; /* the slot is free for the next communicator of this rank */
+  v->api = NULL;
+  skn_rank_unlock(me);
+  skn_info_destroy(st->info);
+  free(st);
 }
 
 /* The topology of a dup is the parent's, shared (immutable). */
 static skn_topo *dup_topo(void *parent_topo, int holders) { return skn_topo_ref(parent_topo, holders); }
 
 int skn_api_comm_dup_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Comm *newcomm) {
-  int rank = v->rank, errh = v->errhandler;
+  int rank = v->rank, errh = v->api->errhandler;
   skn_comm *c = v->comm;
   skn_comm *nc = skn_comm_dup_shared(me, c, rank, c->topo ? dup_topo : NULL, c->topo);
-  int rc = add_view(me, fn, comm, nc, rank, errh, newcomm);
+  int rc = skn_api_comm_add(me, fn, comm, nc, rank, errh, newcomm);
   if (rc != MPI_SUCCESS) return rc;
   /* This rank's attributes, through their copy callbacks (MPI_Comm_idup too). On failure
    * the new communicator goes away again, its copied attributes deleted, and dup fails. */
   skn_comm_view *nv = skn_api_comm(me, *newcomm);
-  rc = skn_attr_copy_all(me, comm, v->attrs, &nv->attrs);
+  rc = skn_attr_copy_all(me, comm, v->api->attrs, &nv->api->attrs);
   if (rc != MPI_SUCCESS) {
-    skn_attr_delete_all(me, *newcomm, &nv->attrs);
-    skn_rank_lock(me);
-    nv->comm = NULL;
-    nv->attrs = NULL;
-    skn_rank_unlock(me);
+    skn_attr_delete_all(me, *newcomm, &nv->api->attrs);
+    drop_view(me, nv);
     if (nc->topo) skn_topo_release(nc->topo);
     skn_comm_release(nc);
     *newcomm = MPI_COMM_NULL;
     return skn_api_error(me, comm, skn_attr_errclass(rc), fn, "an attribute copy callback failed (%d)", rc);
   }
-  nv->info = skn_info_clone(v->info); /* hints carry over (lost only when out of memory) */
+  nv->api->info = skn_info_clone(v->api->info); /* hints carry over (lost only when out of memory) */
   return MPI_SUCCESS;
 }
 
@@ -64,8 +78,8 @@ static int impl_Comm_dup_with_info(skn_rank *me, const char *fn, MPI_Comm comm, 
     skn_info_destroy(copy);
     return rc;
   }
-  skn_info_destroy(nv->info);
-  nv->info = copy;
+  skn_info_destroy(nv->api->info);
+  nv->api->info = copy;
   return MPI_SUCCESS;
 }
 
@@ -75,8 +89,8 @@ static int impl_Comm_set_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_c
   int rc = skn_info_copy_handle(me, fn, info, &copy);
   if (rc != MPI_SUCCESS) return rc;
   skn_rank_lock(me);
-  skn_info *old = v->info;
-  v->info = copy;
+  skn_info *old = v->api->info;
+  v->api->info = copy;
   skn_rank_unlock(me);
   skn_info_destroy(old);
   return MPI_SUCCESS;
@@ -84,13 +98,13 @@ static int impl_Comm_set_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_c
 
 static int impl_Comm_get_info(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, MPI_Info *info_used) {
   (void)comm;
-  return skn_info_new_handle(me, fn, v->info, info_used);
+  return skn_info_new_handle(me, fn, v->api->info, info_used);
 }
 
 /* Comm_split, and Comm_create on an intercommunicator. */
 static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
                      MPI_Comm *newcomm) {
-  int errh = v->errhandler, new_rank;
+  int errh = v->api->errhandler, new_rank;
   bool nomem;
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
@@ -101,7 +115,7 @@ static int split_now(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view 
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return add_view(me, fn, comm, nc, new_rank, errh, newcomm);
+  return skn_api_comm_add(me, fn, comm, nc, new_rank, errh, newcomm);
 }
 
 static int impl_Comm_split(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, int color, int key,
@@ -124,21 +138,15 @@ static int impl_Comm_free(skn_rank *me, const char *fn, MPI_Comm *comm) {
   skn_comm_view *v = skn_api_comm(me, *comm);
   if (!v) return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "comm=%#x is not a valid communicator", (unsigned)*comm);
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-    return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->name);
+    return skn_api_error(me, *comm, MPI_ERR_COMM, fn, "%s cannot be freed", v->api->name);
   skn_api_coll_order(me, v); /* pending nonblocking collectives still use it */
   /* This rank's cached attributes first, while the communicator is still valid. */
-  int rc = skn_attr_delete_all(me, *comm, &v->attrs);
+  int rc = skn_attr_delete_all(me, *comm, &v->api->attrs);
   if (rc != MPI_SUCCESS)
     return skn_api_error(me, *comm, skn_attr_errclass(rc), fn, "an attribute delete callback failed (%d)", rc);
   skn_comm *c = v->comm;
   skn_topo *t = c->topo;
-  skn_rank_lock(me);
-  v->comm = NULL; /* the slot is free for the next communicator of this rank */
-  v->attrs = NULL;
-  skn_info *info = v->info;
-  v->info = NULL;
-  skn_rank_unlock(me);
-  skn_info_destroy(info);
+  drop_view(me, v);
   if (t) skn_topo_release(t);
   skn_comm_release(c);
   *comm = MPI_COMM_NULL;
@@ -191,14 +199,14 @@ static int impl_Comm_compare(skn_rank *me, const char *fn, MPI_Comm comm1, skn_c
 
 static int impl_Comm_set_name(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, const char *name) {
   (void)me, (void)fn, (void)comm;
-  snprintf(v->name, sizeof v->name, "%s", name);
+  snprintf(v->api->name, sizeof v->api->name, "%s", name);
   return MPI_SUCCESS;
 }
 
 static int impl_Comm_get_name(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v, char *name,
                               int *resultlen) {
   (void)me, (void)fn, (void)comm;
-  snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->name);
+  snprintf(name, MPI_MAX_OBJECT_NAME, "%s", v->api->name);
   *resultlen = (int)strlen(name);
   return MPI_SUCCESS;
 }
@@ -239,7 +247,7 @@ static int impl_Comm_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_com
                             const skn_group *g, MPI_Comm *newcomm) {
   (void)group;
   skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler, my = -1;
+  int rank = v->rank, errh = v->api->errhandler, my = -1;
   skn_rank **members = malloc(sizeof *members * (size_t)(g->size ? g->size : 1));
   int *cranks = malloc(sizeof(int) * (size_t)(g->size ? g->size : 1));
   int rc = members && cranks ? group_members(me, fn, comm, c, g, members, &my, cranks)
@@ -273,7 +281,7 @@ static int impl_Comm_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_com
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return add_view(me, fn, comm, nc, my, errh, newcomm);
+  return skn_api_comm_add(me, fn, comm, nc, my, errh, newcomm);
 }
 
 /* Only the group's members call it: they agree through a process-wide rendezvous
@@ -284,7 +292,7 @@ static int impl_Comm_create_group(skn_rank *me, const char *fn, MPI_Comm comm, s
   int rc = skn_api_intra_only(me, v, comm, fn);
   if (rc != MPI_SUCCESS) return rc;
   skn_comm *c = v->comm;
-  int errh = v->errhandler, my = -1, n = g->size;
+  int errh = v->api->errhandler, my = -1, n = g->size;
   skn_rank **members = malloc(sizeof *members * (size_t)(n ? n : 1));
   int *cranks = malloc(sizeof(int) * (size_t)(n ? n : 1));
   rc = members && cranks ? group_members(me, fn, comm, c, g, members, &my, cranks)
@@ -300,7 +308,7 @@ static int impl_Comm_create_group(skn_rank *me, const char *fn, MPI_Comm comm, s
   skn_api_leave(me);
   free(members);
   free(cranks);
-  return add_view(me, fn, comm, nc, my, errh, newcomm);
+  return skn_api_comm_add(me, fn, comm, nc, my, errh, newcomm);
 }
 
 /* ------------------------------------------------------------------ intercommunicators */
@@ -421,7 +429,7 @@ static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_c
                                   int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                                   MPI_Comm *newintercomm) {
   skn_comm *c = v->comm;
-  int rank = v->rank, errh = v->errhandler;
+  int rank = v->rank, errh = v->api->errhandler;
   skn_leader_card card = {0};
   int *remote = NULL;
   skn_api_coll_order(me, v);
@@ -436,7 +444,7 @@ static int intercomm_create_procs(skn_rank *me, const char *fn, MPI_Comm local_c
     return skn_api_error(me, local_comm, skn_attr_errclass(card.err), fn,
                          "the local leader (rank %d) could not create the intercommunicator", local_leader);
   }
-  return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
+  return skn_api_comm_add(me, fn, local_comm, side, rank, errh, newintercomm);
 }
 
 /* peer_comm and remote_leader are significant at the local leader only: checked there. */
@@ -450,7 +458,7 @@ static int impl_Intercomm_create(skn_rank *me, const char *fn, MPI_Comm local_co
                          c->size);
   if (skn_job_g.nprocs > 1) /* the groups may live in several processes: no pointers */
     return intercomm_create_procs(me, fn, local_comm, v, local_leader, peer_comm, remote_leader, tag, newintercomm);
-  int rank = v->rank, errh = v->errhandler;
+  int rank = v->rank, errh = v->api->errhandler;
   skn_api_coll_order(me, v);
   /* The leader reports its own errors; the others learn the error class from its slot, so
    * nobody waits for a leader that gave up. */
@@ -465,13 +473,13 @@ static int impl_Intercomm_create(skn_rank *me, const char *fn, MPI_Comm local_co
     return skn_api_error(me, local_comm, err ? skn_attr_errclass(err) : MPI_ERR_OTHER, fn,
                          "the local leader (rank %d) could not create the intercommunicator", local_leader);
   }
-  return add_view(me, fn, local_comm, side, rank, errh, newintercomm);
+  return skn_api_comm_add(me, fn, local_comm, side, rank, errh, newintercomm);
 }
 
 static int impl_Intercomm_merge(skn_rank *me, const char *fn, MPI_Comm intercomm, skn_comm_view *v, int high,
                                 MPI_Comm *newintracomm) {
   if (!skn_comm_is_inter(v->comm)) return skn_api_error(me, intercomm, MPI_ERR_COMM, fn, "not an intercommunicator");
-  int errh = v->errhandler, new_rank = -1;
+  int errh = v->api->errhandler, new_rank = -1;
   bool consistent;
   skn_api_coll_order(me, v);
   skn_api_enter(me, fn, NULL, MPI_UNDEFINED, MPI_UNDEFINED);
@@ -481,7 +489,7 @@ static int impl_Intercomm_merge(skn_rank *me, const char *fn, MPI_Comm intercomm
     *newintracomm = MPI_COMM_NULL;
     return skn_api_error(me, intercomm, MPI_ERR_ARG, fn, "the members of one group passed different values of high");
   }
-  return add_view(me, fn, intercomm, nc, new_rank, errh, newintracomm);
+  return skn_api_comm_add(me, fn, intercomm, nc, new_rank, errh, newintracomm);
 }
 
 #include "entries_comm.h"

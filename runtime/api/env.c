@@ -23,6 +23,13 @@ static int init_common(skn_rank *me, const char *fn, int required, int *provided
     return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, fn, "required=%d", required);
   /* Every level is provided as asked: the rank's private state is locked only when its
    * threads may call MPI concurrently. */
+  /* MPI_COMM_WORLD and MPI_COMM_SELF, made by the core with the rank, get their MPI state;
+   * an error before this goes to the default handler (errors.c) */
+  skn_api_rank *api = skn_api_of(me);
+  api->world = (skn_api_comm_state){.errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
+  api->self = (skn_api_comm_state){.errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
+  __atomic_store_n(&skn_api_comm(me, MPI_COMM_WORLD)->api, &api->world, __ATOMIC_RELEASE);
+  __atomic_store_n(&skn_api_comm(me, MPI_COMM_SELF)->api, &api->self, __ATOMIC_RELEASE);
   me->thread_level = required;
   me->mt = required == MPI_THREAD_MULTIPLE;
   __atomic_store_n(&me->state, SKN_RANK_INITIALIZED, __ATOMIC_RELAXED); /* the watchdog reads it (boot.c) */
@@ -50,7 +57,7 @@ static int impl_Finalize(skn_rank *me, const char *fn) {
   if (me->state != SKN_RANK_INITIALIZED)
     return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_OTHER, fn, "MPI is not initialized in this rank");
   /* As if MPI_COMM_SELF were freed first: libraries hang clean-up on its attributes. */
-  int rc = skn_attr_delete_all(me, MPI_COMM_SELF, &skn_api_comm(me, MPI_COMM_SELF)->attrs);
+  int rc = skn_attr_delete_all(me, MPI_COMM_SELF, &skn_api_comm(me, MPI_COMM_SELF)->api->attrs);
   if (rc != MPI_SUCCESS)
     return skn_api_error(me, MPI_COMM_SELF, skn_attr_errclass(rc), fn,
                          "a delete callback of an MPI_COMM_SELF attribute failed with %d", rc);

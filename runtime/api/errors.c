@@ -101,9 +101,17 @@ skn_rank *skn_api_self_slow(const char *fn) {
             me->state == SKN_RANK_CREATED ? "before MPI_Init" : "after MPI_Finalize");
 }
 
+/* The MPI state of view v: NULL for MPI_COMM_WORLD and MPI_COMM_SELF before MPI_Init,
+ * when the calls allowed then (MPI_Init_thread, the Info functions) may fail, on any
+ * thread of the rank (env.c gives it with a release store). */
+static const skn_api_comm_state *view_state(const skn_comm_view *v) {
+  return __atomic_load_n(&v->api, __ATOMIC_ACQUIRE);
+}
+
 const char *skn_api_comm_name(skn_rank *me, int comm) {
   skn_comm_view *v = skn_api_comm(me, comm);
-  return v ? v->name : "invalid communicator";
+  const skn_api_comm_state *st = v ? view_state(v) : NULL;
+  return st ? st->name : v ? "" : "invalid communicator";
 }
 
 /* ------------------------------------------------------------------ user classes and codes
@@ -256,8 +264,14 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
   _exit(1);
 }
 
-/* MPI_COMM_SELF's view (slot 2, which MPI_Comm_free refuses to free). */
+/* SKN_API_NOOBJ's view (a predefined communicator, which MPI_Comm_free refuses to free). */
 static skn_comm_view *noobj_view(skn_rank *me) { return skn_rank_comm_slot(me, (unsigned)SKN_API_NOOBJ & 0xffffffu); }
+
+/* The error handler of view v; before MPI_Init, the predefined communicators' default. */
+static int view_errhandler(const skn_comm_view *v) {
+  const skn_api_comm_state *st = view_state(v);
+  return st ? st->errhandler : MPI_ERRORS_ARE_FATAL;
+}
 
 int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
@@ -270,7 +284,7 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
       v = noobj_view(me);
       c = SKN_API_NOOBJ;
     }
-    h = v->errhandler;
+    h = view_errhandler(v);
   }
   va_list ap;
   va_start(ap, fmt);
@@ -282,7 +296,7 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
-  int h = v ? v->errhandler : noobj_view(me)->errhandler;
+  int h = v ? v->errhandler : view_errhandler(noobj_view(me));
   int obj = v ? win : SKN_API_NOOBJ;
   va_list ap;
   va_start(ap, fmt);
@@ -368,13 +382,13 @@ static int impl_Comm_create_errhandler(skn_rank *me, const char *fn, MPI_Comm_er
 
 static int impl_Comm_set_errhandler(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
                                     MPI_Errhandler errhandler, skn_errhandler *e) {
-  v->errhandler = errhandler;
+  v->api->errhandler = errhandler;
   return MPI_SUCCESS;
 }
 
 static int impl_Comm_get_errhandler(skn_rank *me, const char *fn, MPI_Comm comm, skn_comm_view *v,
                                     MPI_Errhandler *errhandler) {
-  *errhandler = v->errhandler;
+  *errhandler = v->api->errhandler;
   return MPI_SUCCESS;
 }
 

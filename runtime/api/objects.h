@@ -3,9 +3,10 @@
  *
  * Ownership, following the design's per-rank views:
  *  - groups, keyvals and info objects are the calling rank's own: per-rank tables in
- *    skn_rank (groups/ngroups, keyvals/nkeyvals, infos/ninfos), mutated under the rank
+ *    skn_api_rank (groups/ngroups, keyvals/nkeyvals, infos/ninfos), mutated under the rank
  *    lock, never touched by another rank;
- *  - cached attributes hang off the rank's own communicator view (skn_comm_view.attrs);
+ *  - cached attributes hang off the MPI state of the rank's own communicator view
+ *    (skn_api_comm_state.attrs, api.h);
  *  - a topology is shared by the members of its communicator (skn_comm.topo) and
  *    immutable once created; it counts the views that use it and the last
  *    MPI_Comm_free releases it. */

@@ -182,10 +182,7 @@ static skn_comm *make_comm(skn_comm *c, int n, const int *sel, skn_topo *t) {
 }
 
 static int add_view(tctx *x, skn_comm *nc, int my_new, int errh, MPI_Comm *out) {
-  int idx = nc ? skn_rank_comm_add(x->me, nc, my_new, errh, "") : -1;
-  if (idx < 0) return skn_api_error(x->me, x->comm, MPI_ERR_NO_MEM, x->fn, "out of memory for a communicator");
-  *out = SKN_HANDLE(SKN_KIND_COMM, idx);
-  return MPI_SUCCESS;
+  return skn_api_comm_add(x->me, x->fn, x->comm, nc, my_new, errh, out);
 }
 
 /* Collective over x's communicator: members sel[0..n) (parent ranks, in new order; NULL
@@ -215,12 +212,12 @@ static int derive_spanning(tctx *x, const int *sel, int my_new, skn_topo *t, MPI
     *out = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return add_view(x, nc, my_new, x->v->errhandler, out);
+  return add_view(x, nc, my_new, x->v->api->errhandler, out);
 }
 
 static int derive(tctx *x, int n, const int *sel, int my_new, skn_topo *t, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
-  int rank = x->v->rank, errh = x->v->errhandler;
+  int rank = x->v->rank, errh = x->v->api->errhandler;
   if (c->x) return derive_spanning(x, sel, my_new, t, out);
   skn_coll_args a = {0};
   if (my_new == 0) a.result = make_comm(c, n, sel, t);
@@ -853,7 +850,7 @@ static int dist_create_spanning(tctx *x, const dg_args *mine, MPI_Comm *out) {
   free(all);
   free(gs);
   free(gp);
-  return add_view(x, nc, rank, x->v->errhandler, out);
+  return add_view(x, nc, rank, x->v->api->errhandler, out);
 }
 
 /* Rank 0 of the parent builds the topology from the members' published contributions. */
@@ -870,7 +867,7 @@ static skn_topo *dist_topo_from_slots(skn_comm *c) {
  * the slots), rank 0 builds the topology and the communicator, everyone picks it up. */
 static int dist_create(tctx *x, dg_args *mine, MPI_Comm *out) {
   skn_comm *c = x->v->comm;
-  int rank = x->v->rank, errh = x->v->errhandler;
+  int rank = x->v->rank, errh = x->v->api->errhandler;
   if (c->x) return dist_create_spanning(x, mine, out);
   skn_coll_args a = {.sbuf = mine};
   skn_api_coll_order(x->me, x->v); /* after this rank's pending nonblocking collectives */

@@ -414,16 +414,16 @@ typedef struct skn_comm {
 /* A rank's own view of a communicator. */
 typedef struct skn_comm_view {
   skn_comm *comm; /* NULL: free slot */
-  int rank;
-  int errhandler;
-  char name[MPI_MAX_OBJECT_NAME];
-  struct skn_attr *attrs; /* cached attributes (api/attr.c) */
-  struct skn_info *info;  /* hints of MPI_Comm_set_info / dup_with_info (api/info.c), NULL: none */
+  int rank;       /* next to comm: every call reads both, in one cache line */
+  bool nbc_running; /* an executor unit runs nbc_head's queue (below) */
+  /* the MPI layer's state of this view (name, error handler, attributes, info: api/api.h),
+   * given by it when it makes the view; core never reads it. NULL for MPI_COMM_WORLD and
+   * MPI_COMM_SELF until MPI_Init. */
+  struct skn_api_comm_state *api;
   /* nonblocking collectives not yet completed, in issue order, run by one executor unit
    * (core/nbc.c); guarded by the rank's lock */
   struct skn_nbc *nbc_head, *nbc_tail;
-  bool nbc_running;
-  skn_unit *nbc_drainer;  /* a blocking collective waiting for the queue to empty */
+  skn_unit *nbc_drainer; /* a blocking collective waiting for the queue to empty */
 } skn_comm_view;
 
 /* ================================================================ ranks */
@@ -595,8 +595,9 @@ SKN_INTERNAL int skn_cid_alloc(void);
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
   return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];
 }
-/* Adds a view of c (as member `rank`) to me's table; returns its index, or -1. */
-SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name);
+/* Adds a view of c (as member `rank`) to me's table, holding the upper layer's state
+ * `api`; returns its index, or -1. */
+SKN_INTERNAL int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, struct skn_api_comm_state *api);
 /* New shared communicator with a fresh context id; members copied. */
 SKN_INTERNAL skn_comm *skn_comm_create(int size, skn_rank *const *members);
 /* The same with a context id agreed on elsewhere (a communicator spanning processes:

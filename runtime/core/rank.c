@@ -1,5 +1,4 @@
 /* Ranks: creation, request pools and handle tables, waiting on requests. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,7 +218,7 @@ static bool chunk_ensure(skn_chunk_dir *d, int chunk, int max_chunks, size_t byt
   return true;
 }
 
-int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const char *name) {
+int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, struct skn_api_comm_state *api) {
   skn_rank_lock(me);
   int idx = -1;
   for (int i = 3; i < me->ncomms; i++) /* reuse a freed slot */
@@ -238,9 +237,7 @@ int skn_rank_comm_add(skn_rank *me, skn_comm *c, int rank, int errhandler, const
   }
   skn_comm_view *v = skn_rank_comm_slot(me, (unsigned)idx);
   v->rank = rank;
-  v->errhandler = errhandler;
-  snprintf(v->name, sizeof v->name, "%s", name);
-  v->attrs = NULL;
+  v->api = api;
   v->nbc_head = v->nbc_tail = NULL;
   v->nbc_running = false;
   v->nbc_drainer = NULL;
@@ -315,8 +312,9 @@ skn_rank *skn_rank_create(int world_rank) {
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
-  *skn_rank_comm_slot(r, 1) = (skn_comm_view){.comm = &skn_job_g.world, .rank = world_rank, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
-  *skn_rank_comm_slot(r, 2) = (skn_comm_view){.comm = self, .rank = 0, .errhandler = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
+  /* their names and error handlers are the MPI layer's, given at MPI_Init */
+  *skn_rank_comm_slot(r, 1) = (skn_comm_view){.comm = &skn_job_g.world, .rank = world_rank};
+  *skn_rank_comm_slot(r, 2) = (skn_comm_view){.comm = self, .rank = 0};
   return r;
 }
 
