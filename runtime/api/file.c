@@ -645,14 +645,29 @@ static int impl_File_get_type_extent(skn_rank *me, const char *fn, MPI_File fh, 
 
 /* ------------------------------------------------------------------ file pointers */
 
-/* Shared file pointer: an atomic in the process when the communicator is all here,
- * else a counter in a side file under a byte-range lock. */
-static int shfp_lock(skn_file *f, short type) {
-  struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 8};
-  while (fcntl(f->lockfd, F_OFD_SETLKW, &fl) != 0)
+/* Sets (or clears) an open-file-description byte-range lock. A rank's thread that can
+ * switch does not wait in the kernel: it tries, and sleeps in the scheduler between tries
+ * (20 us doubling to 1 ms), so its worker runs its other ranks while the holder (a rank
+ * of another worker or process, busy with its I/O) finishes. Other threads (nonblocking
+ * I/O's, OpenMP regions) wait in the kernel. */
+static int ofd_lock(int fd, short type, int64_t start, int64_t len) {
+  struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len};
+  skn_unit *me = skn_sched_self();
+  if (type != F_UNLCK && me && skn_sched_can_switch(me)) {
+    for (uint64_t ns = 20000; fcntl(fd, F_OFD_SETLK, &fl) != 0; ns = ns < 1000000 ? ns * 2 : ns) {
+      if (errno != EAGAIN && errno != EACCES && errno != EINTR) return -errno;
+      skn_sched_sleep_until(me, skn_now_ns() + ns);
+    }
+    return 0;
+  }
+  while (fcntl(fd, F_OFD_SETLKW, &fl) != 0)
     if (errno != EINTR) return -errno;
   return 0;
 }
+
+/* Shared file pointer: an atomic in the process when the communicator is all here,
+ * else a counter in a side file under a byte-range lock. */
+static int shfp_lock(skn_file *f, short type) { return ofd_lock(f->lockfd, type, 0, 8); }
 
 static int64_t shared_get(skn_file *f) {
   if (f->lockfd < 0) return atomic_load(&f->sh->shfp);
@@ -774,10 +789,7 @@ typedef struct io_access {
 static int range_lock(io_access *a, short type) {
   if (!a->atomic || !a->ps.n) return 0;
   int64_t lo = a->ps.p[0].off, hi = a->ps.p[a->ps.n - 1].off + a->ps.p[a->ps.n - 1].len;
-  struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = lo, .l_len = hi - lo};
-  while (fcntl(a->fd, F_OFD_SETLKW, &fl) != 0)
-    if (errno != EINTR) return -errno;
-  return 0;
+  return ofd_lock(a->fd, type, lo, hi - lo);
 }
 
 /* Converts staged file-representation data to the user's layout (reads). */
