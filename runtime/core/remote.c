@@ -354,9 +354,14 @@ static bool on_withdraw(void *hctx, const skn_net_cancel_hdr *h) {
  * only when a message arrives, so once every process has reported twice with unchanged
  * counts, nothing of its own is in flight, and the job has sent as many messages as it
  * delivered, nothing can wake anyone: process 0 tells every process, and each names its
- * blocked ranks and calls (boot's report) and exits. */
+ * blocked ranks and calls (boot's report) and exits.
+ * A process's latest report may be old: one woken since by a message may have sent as
+ * many as it received (a rendezvous fetch, an ack, a reply), which keeps the job's totals
+ * equal while it runs. So process 0 first asks every process for its counts now (a
+ * second wave, after all the reports: the four-counter method) and judges a deadlock only
+ * when none has moved since its report. */
 
-enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2, CTRL_ALL_ENDED = 3 }; /* kinds of control messages; -CTRL_STALLED: ended */
+enum { CTRL_STALLED = 1, CTRL_DEADLOCK = 2, CTRL_ALL_ENDED = 3, CTRL_CONFIRM = 4, CTRL_CONFIRMED = 5 }; /* kinds of control messages; -CTRL_STALLED: ended */
 
 typedef struct stall_report {
   uint64_t sent, delivered;
@@ -368,6 +373,9 @@ static struct {
   skn_spinlock lock;
   stall_report *of; /* process 0: the latest report of each process */
   bool verdict;
+  uint64_t round; /* process 0: the latest confirmation round */
+  int awaited;    /* its answers still to come */
+  bool moved;     /* a process's counts moved since its report */
   _Atomic(bool) declared; /* process 0: told the others; its progress thread ends the job */
   _Atomic(bool) all_ended; /* every process's ranks have ended (process 0 tells the others) */
 } stall_state = {.lock = SKN_SPINLOCK_INIT};
@@ -384,12 +392,16 @@ static void tell(int proc, int kind, uint64_t sent, uint64_t delivered) {
     skn_log("cannot reach process %d for deadlock detection", proc);
 }
 
-/* Process 0: records a report; true when the job is deadlocked. */
-static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
+/* Process 0: records a report; returns the confirmation round to start when the reports
+ * say deadlock, else 0. */
+static uint64_t record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
   skn_spin_lock(&stall_state.lock);
   stall_report *r = &stall_state.of[proc];
   if (r->sent == sent && r->delivered == delivered && r->count > 0) r->count++;
-  else *r = (stall_report){sent, delivered, 1, false};
+  else {
+    *r = (stall_report){sent, delivered, 1, false};
+    stall_state.moved = true; /* the round out, if any, cannot succeed */
+  }
   if (ended) *r = (stall_report){sent, delivered, 2, true};
   uint64_t all_sent = 0, all_delivered = 0;
   bool quiet = !stall_state.verdict, someone_waits = false; /* all ended is the normal end */
@@ -399,14 +411,18 @@ static bool record(int proc, uint64_t sent, uint64_t delivered, bool ended) {
     all_sent += stall_state.of[p].sent;
     all_delivered += stall_state.of[p].delivered;
   }
-  bool deadlock = quiet && someone_waits && all_sent == all_delivered;
-  if (deadlock) stall_state.verdict = true;
+  uint64_t round = 0;
+  if (quiet && someone_waits && all_sent == all_delivered && stall_state.awaited == 0) {
+    round = ++stall_state.round;
+    stall_state.awaited = remote_state.pmi->nprocs;
+    stall_state.moved = false;
+  }
   bool all_ended = true;
   for (int p = 0; p < remote_state.pmi->nprocs; p++) all_ended &= stall_state.of[p].ended;
   skn_spin_unlock(&stall_state.lock);
   if (all_ended && !atomic_exchange(&stall_state.all_ended, true))
     for (int p = 1; p < remote_state.pmi->nprocs; p++) tell(p, CTRL_ALL_ENDED, 0, 0);
-  return deadlock;
+  return round;
 }
 
 /* Tells the others; the progress thread lets the messages out, then reports (an exit right
@@ -416,6 +432,38 @@ static void declare_deadlock(void) {
   atomic_store(&stall_state.declared, true);
   skn_dev_ending();
   skn_remote_sleeping();
+}
+
+/* This process's counts added up, for a confirmation round; never a report's sum while a
+ * transfer is in flight. */
+static uint64_t counts_now(void) {
+  if (atomic_load(&remote_state.in_flight) != 0) return UINT64_MAX;
+  uint64_t sent, delivered;
+  counts(&sent, &delivered);
+  return sent + delivered;
+}
+
+/* Process 0: a process's answer in a round. Counts only grow, so an unchanged sum means
+ * unchanged counts: no message reached or left it since its report. */
+static void confirm(int proc, uint64_t round, uint64_t sum) {
+  skn_spin_lock(&stall_state.lock);
+  bool verdict = false;
+  if (round == stall_state.round && stall_state.awaited > 0) {
+    stall_report *r = &stall_state.of[proc];
+    if (sum != r->sent + r->delivered) {
+      stall_state.moved = true;
+      r->count = 0; /* not quiet until it reports again */
+    }
+    verdict = --stall_state.awaited == 0 && !stall_state.moved;
+    if (verdict) stall_state.verdict = true;
+  }
+  skn_spin_unlock(&stall_state.lock);
+  if (verdict) declare_deadlock();
+}
+
+static void start_round(uint64_t round) {
+  for (int p = 1; p < remote_state.pmi->nprocs; p++) tell(p, CTRL_CONFIRM, round, 0);
+  confirm(0, round, counts_now());
 }
 
 static void finish_deadlock(void) {
@@ -433,7 +481,10 @@ static bool report_stall(bool ended) {
   uint64_t sent, delivered;
   counts(&sent, &delivered);
   if (remote_state.pmi->proc != 0) tell(0, ended ? -CTRL_STALLED : CTRL_STALLED, sent, delivered);
-  else if (record(0, sent, delivered, ended)) declare_deadlock();
+  else {
+    uint64_t round = record(0, sent, delivered, ended);
+    if (round) start_round(round);
+  }
   return true;
 }
 
@@ -450,10 +501,15 @@ static void on_control(void *hctx, const skn_net_ctrl_hdr *h) {
     skn_dev_ending();
     remote_state.report_deadlock();              /* names the blocked ranks, exits */
   }
+  if (h->kind == CTRL_CONFIRM) {
+    tell(0, CTRL_CONFIRMED, h->a, counts_now());
+    return;
+  }
   bool ended = h->kind == -CTRL_STALLED;
-  if (remote_state.pmi->proc == 0 && (h->kind == CTRL_STALLED || ended) && h->from_proc > 0 && h->from_proc < remote_state.pmi->nprocs &&
-      record(h->from_proc, h->a, h->b, ended))
-    declare_deadlock();
+  if (remote_state.pmi->proc != 0 || h->from_proc <= 0 || h->from_proc >= remote_state.pmi->nprocs) return;
+  if (h->kind == CTRL_CONFIRMED) confirm(h->from_proc, h->a, h->b);
+  uint64_t round = h->kind == CTRL_STALLED || ended ? record(h->from_proc, h->a, h->b, ended) : 0;
+  if (round) start_round(round);
 }
 
 /* ------------------------------------------------------------------ failure */

@@ -57,6 +57,7 @@ static struct {
   skn_unit *adopt_free;
   _Atomic(int) pollers; /* adopted threads in loops calling the poll hook right now */
   _Atomic(int) timed;   /* ULTs in a timed wait: they will run again, so no stall */
+  _Atomic(uint32_t) ended; /* futex word: worker threads (not worker 0) whose loop ended */
 } sched_state;
 
 __thread skn_unit *skn_sched_current_tls __attribute__((tls_model("initial-exec")));
@@ -525,8 +526,14 @@ static void worker_loop(skn_worker *w) {
   tls_worker = NULL;
 }
 
+/* Worker threads are detached and counted out instead of joined: a worker whose units
+ * have all ended leaves while the job may still end by _exit on another path (a deadlock
+ * verdict, MPI_Abort, the time limit), where nothing would join it (TSan reports such a
+ * thread as leaked and turns the job's exit code into 66). */
 static void *worker_thread(void *p) {
   worker_loop(p);
+  atomic_fetch_add(&sched_state.ended, 1); /* after everything the worker did */
+  skn_futex_wake(&sched_state.ended, 1);
   return NULL;
 }
 
@@ -598,12 +605,18 @@ skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void 
 void skn_sched_run(void) {
   sched_state.running = true;
   atomic_store(&sched_state.busy, sched_state.cfg.nworkers);
+  atomic_store(&sched_state.ended, 0);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED); /* see worker_thread */
   for (int i = 1; i < sched_state.cfg.nworkers; i++) {
-    if (pthread_create(&sched_state.workers[i].thread, NULL, worker_thread, &sched_state.workers[i]) != 0)
+    if (pthread_create(&sched_state.workers[i].thread, &attr, worker_thread, &sched_state.workers[i]) != 0)
       skn_fatal("cannot start worker thread %d: %s", i, strerror(errno));
   }
+  pthread_attr_destroy(&attr);
   worker_loop(&sched_state.workers[0]);
-  for (int i = 1; i < sched_state.cfg.nworkers; i++) pthread_join(sched_state.workers[i].thread, NULL);
+  uint32_t n, others = (uint32_t)sched_state.cfg.nworkers - 1;
+  while ((n = atomic_load(&sched_state.ended)) < others) skn_futex_wait(&sched_state.ended, n, -1);
   sched_state.running = false;
 }
 

@@ -20,7 +20,7 @@ program fbind_f08_logical
   use mpi_f08
   use f08_logical_ops
   implicit none
-  integer :: rank, nranks, next, prev, got, i, n, src, dst, coords(2), dims(2), indeg, outdeg, kv
+  integer :: rank, nranks, next, prev, got, got8, i, n, src, dst, coords(2), dims(2), indeg, outdeg, kv
   integer :: buf(4)
   integer(kind=MPI_ADDRESS_KIND) :: val
   logical :: flag, periods(2)
@@ -62,12 +62,13 @@ program fbind_f08_logical
     call MPI_Iprobe(prev, 8, MPI_COMM_WORLD, flag, st)
   end do
   call check(st%MPI_TAG == 8 .and. st%MPI_SOURCE == prev, 'iprobe status')
-  call MPI_Recv(got, 1, MPI_INTEGER, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  ! not into got: the pending MPI_Irecv owns it until MPI_Test completes it
+  call MPI_Recv(got8, 1, MPI_INTEGER, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
   flag = .false.
   do while (.not. flag)
     call MPI_Test(req, flag, st)
   end do
-  call check(got == prev .and. req == MPI_REQUEST_NULL, 'test completes')
+  call check(got == prev .and. got8 == prev .and. req == MPI_REQUEST_NULL, 'test completes')
 
   ! scalar in, then out: the cancelled bit of a status
   call MPI_Status_set_cancelled(st, .true.)

@@ -17,7 +17,7 @@ program fbind_logical
   include 'mpif.h'
 #endif
   external noop
-  integer :: rank, nranks, next, prev, got, i, n, src, dst, coords(2), dims(2), indeg, outdeg, kv, ierr
+  integer :: rank, nranks, next, prev, got, got8, i, n, src, dst, coords(2), dims(2), indeg, outdeg, kv, ierr
   integer :: buf(4), srcs(1), dsts(1), wts(1), st(MPI_STATUS_SIZE)
   integer :: req, half, inter, merged, cart, sub, graph, op, win
   integer(kind=MPI_ADDRESS_KIND) :: val
@@ -51,12 +51,13 @@ program fbind_logical
     call MPI_Iprobe(prev, 8, MPI_COMM_WORLD, flag, st, ierr)
   end do
   call check(st(MPI_TAG) == 8 .and. st(MPI_SOURCE) == prev, 'iprobe status')
-  call MPI_Recv(got, 1, MPI_INTEGER, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  ! not into got: the pending MPI_Irecv owns it until MPI_Test completes it
+  call MPI_Recv(got8, 1, MPI_INTEGER, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   flag = .false.
   do while (.not. flag)
     call MPI_Test(req, flag, st, ierr)
   end do
-  call check(got == prev .and. req == MPI_REQUEST_NULL, 'test completes')
+  call check(got == prev .and. got8 == prev .and. req == MPI_REQUEST_NULL, 'test completes')
 
   call MPI_Status_set_cancelled(st, .true., ierr)
   call MPI_Test_cancelled(st, flag, ierr)

@@ -71,8 +71,11 @@ int main(int argc, char **argv) {
   int r;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   __atomic_fetch_add(&hits, 1, __ATOMIC_RELAXED);
-  calls++, seen++, unmarked++;
-  if (r == 0) printf("pragma %g %d\n", table[r % 4], calls + seen + unmarked > 0);
+  /* shared by the ranks, so updated atomically (ranks on two workers run at once) */
+  __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&seen, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&unmarked, 1, __ATOMIC_RELAXED);
+  if (r == 0) printf("pragma %g %d\n", table[r % 4], __atomic_load_n(&unmarked, __ATOMIC_RELAXED) > 0);
   MPI_Finalize();
   return 0;
 }
