@@ -576,6 +576,10 @@ static inline skn_rank *skn_rank_self(void) {
   return u ? (skn_rank *)u->owner : NULL;
 }
 
+/* The transport that reaches r: relaxed atomic, as skn_dev_count_sends swaps it (device.h). */
+static inline const struct skn_transport *skn_rank_tp(const skn_rank *r) {
+  return __atomic_load_n(&r->tp, __ATOMIC_RELAXED);
+}
 static inline void skn_rank_lock(skn_rank *me) {
   if (me->mt) skn_spin_lock(&me->lock);
 }
