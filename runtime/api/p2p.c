@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) int recv_wait(skn_rank *me, const c
   if (env) skn_p2p_recv_matched(r, env);
   if (!skn_req_done(r)) {
     skn_api_enter(me, fn, NULL, source, tag);
-    skn_req_wait(r);
+    skn_req_wait_inline(r);
     skn_api_leave(me);
   }
   return recv_result(me, fn, r, status);

@@ -362,8 +362,8 @@ static int put_get(skn_rank *me, const char *fn, bool put, void *obuf, int ocoun
   if (rc != MPI_SUCCESS) return rc;
   if (!t.skip) { /* the target's transport: a copy here, UCX to another process */
     skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
-    if (put) t.peer->tp->put(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
-    else t.peer->tp->get(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
+    if (put) skn_rank_tp(t.peer)->put(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
+    else skn_rank_tp(t.peer)->get(t.peer, &l, obuf, (size_t)ocount, ot, (size_t)tcount, tt);
   }
   return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
 }
@@ -426,7 +426,7 @@ static int accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount
     if (fetch && (size_t)rcount * rt->size != tbytes)
       return WIN_ERR(MPI_ERR_TYPE, "result data is %zu bytes, target data %zu", (size_t)rcount * rt->size, tbytes);
     skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
-    if (t.peer->tp->accumulate(t.peer, &l, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL,
+    if (skn_rank_tp(t.peer)->accumulate(t.peer, &l, (int)opi, basic, obuf, (size_t)ocount, ot, fetch ? rbuf : NULL,
                                (size_t)rcount, rt, (size_t)tcount, tt) != SKN_OK)
       return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "accumulates on %s to rank %d: not supported by its transport",
                      skn_dt_predefined[basic].name, rank);
@@ -478,7 +478,7 @@ static int impl_Compare_and_swap(skn_rank *me, const char *fn, const void *obuf,
   int rc = target(me, fn, win, v, rank, disp, 1, dt_t, false, &t);
   if (rc != MPI_SUCCESS || t.skip) return rc;
   skn_rma_loc l = skn_win_loc(t.w, rank, t.addr);
-  if (t.peer->tp->cas(t.peer, &l, basic, obuf, cbuf, rbuf) != SKN_OK)
+  if (skn_rank_tp(t.peer)->cas(t.peer, &l, basic, obuf, cbuf, rbuf) != SKN_OK)
     return WIN_ERR(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap on %s to rank %d: not supported by its "
                    "transport", skn_dt_predefined[basic].name, rank);
   return MPI_SUCCESS;

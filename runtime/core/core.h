@@ -299,6 +299,19 @@ static inline bool skn_req_register(skn_req *r, skn_unit *me) {
 }
 /* Blocks the calling unit until r completes. */
 SKN_INTERNAL void skn_req_wait(skn_req *r);
+/* Its body, for the blocking receive (api/p2p.c), which saves the call and its frame. */
+static inline void skn_req_wait_inline(skn_req *r) {
+  if (skn_req_done(r)) return;
+  skn_unit *me = skn_sched_self();
+  if (skn_sched_poll_word(me, &r->sync, SKN_REQ_DONE)) return;
+  for (;;) {
+    skn_sched_prepare_wait(me);
+    if (!skn_req_register(r, me)) break;
+    skn_sched_wait(me);
+    if (skn_req_done(r)) break;
+  }
+  skn_sched_done_waiting(me);
+}
 
 /* ================================================================ matching queues */
 
@@ -503,6 +516,7 @@ typedef struct skn_rank {
   skn_chunk_dir req_chunks; /* of skn_req *[SKN_REQ_CHUNK] */
   /* communicators, by handle (two-level table: views never move) */
   skn_chunk_dir comm_chunks; /* of skn_comm_view[SKN_COMM_CHUNK] */
+  skn_comm_view *comm_first; /* chunk 0 (the predefined and first communicators), one load */
   int ncomms; /* slots in use or freed, high-water mark */
   /* the MPI layer's own state (its tables of groups, infos, keyvals, windows, files, user
    * ops, error handlers and classes: api/api.h), created on first use; core never sees it */
@@ -576,6 +590,10 @@ static inline skn_rank *skn_rank_self(void) {
   return u ? (skn_rank *)u->owner : NULL;
 }
 
+/* The transport that reaches r: relaxed atomic, as skn_dev_count_sends swaps it (device.h). */
+static inline const struct skn_transport *skn_rank_tp(const skn_rank *r) {
+  return __atomic_load_n(&r->tp, __ATOMIC_RELAXED);
+}
 static inline void skn_rank_lock(skn_rank *me) {
   if (me->mt) skn_spin_lock(&me->lock);
 }
@@ -593,6 +611,7 @@ SKN_INTERNAL skn_rank *skn_rank_create(int world_rank);
 SKN_INTERNAL int skn_cid_alloc(void);
 
 static inline skn_comm_view *skn_rank_comm_slot(skn_rank *me, unsigned idx) {
+  if (SKN_LIKELY(idx < SKN_COMM_CHUNK)) return &me->comm_first[idx];
   return &((skn_comm_view *)skn_chunk_at(&me->comm_chunks, idx / SKN_COMM_CHUNK))[idx % SKN_COMM_CHUNK];
 }
 /* Adds a view of c (as member `rank`) to me's table, holding the upper layer's state

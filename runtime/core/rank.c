@@ -309,6 +309,7 @@ skn_rank *skn_rank_create(int world_rank) {
   r->ncomms = 3;
   skn_rank **self_member = malloc(sizeof *self_member);
   if (!chunk0 || !self_member) return NULL;
+  r->comm_first = r->comm_chunks.chunks[0]; /* chunks never move (core.h) */
   *self_member = r;
   skn_comm *self = &skn_job_g.self_comms[world_rank];
   if (init_comm(self, 2, 1, self_member) != 0) return NULL;
@@ -380,15 +381,4 @@ void skn_req_release(skn_req *r) {
   } while (!atomic_compare_exchange_weak(&owner->req_remote_free, &head, r));
 }
 
-void skn_req_wait(skn_req *r) {
-  if (skn_req_done(r)) return;
-  skn_unit *me = skn_sched_self();
-  if (skn_sched_poll_word(me, &r->sync, SKN_REQ_DONE)) return;
-  for (;;) {
-    skn_sched_prepare_wait(me);
-    if (!skn_req_register(r, me)) break;
-    skn_sched_wait(me);
-    if (skn_req_done(r)) break;
-  }
-  skn_sched_done_waiting(me);
-}
+void skn_req_wait(skn_req *r) { skn_req_wait_inline(r); }

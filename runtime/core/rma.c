@@ -290,14 +290,14 @@ void skn_win_free(skn_rank *me, skn_win *w) {
 void skn_win_flush(skn_win *w, int target) {
   if (target >= 0) {
     skn_rank *r = skn_win_member(w, target);
-    r->tp->flush(r);
+    skn_rank_tp(r)->flush(r);
     return;
   }
   /* each transport once, for every rank it reaches */
   const skn_transport *done[4];
   int nd = 0;
   for (int i = 0; i < w->size; i++) {
-    const skn_transport *tp = skn_win_member(w, i)->tp;
+    const skn_transport *tp = skn_rank_tp(skn_win_member(w, i));
     bool seen = false;
     for (int k = 0; k < nd; k++) seen |= done[k] == tp;
     if (seen) continue;
@@ -374,7 +374,7 @@ static uint64_t sync_add(skn_win *w, int i, const void *word, int basic, int op,
   uint64_t old = 0;
   int32_t v32 = (int32_t)v;
   const void *in = basic == DT_INT ? (const void *)&v32 : (const void *)&v;
-  if (r->tp->accumulate(r, &l, op, basic, in, 1, dt, &old, 1, dt, 1, dt) != SKN_OK)
+  if (skn_rank_tp(r)->accumulate(r, &l, op, basic, in, 1, dt, &old, 1, dt, 1, dt) != SKN_OK)
     skn_fatal("the transport to rank %d cannot update a window's synchronization word", r->world_rank);
   return old;
 }
@@ -397,7 +397,7 @@ static bool span_try_lock(skn_win *w, int target, bool exclusive) {
   if (exclusive) {
     skn_rma_loc l = sync_loc(w, target, word);
     uint64_t x = SKN_WIN_LOCK_EXCL, cmp = 0, old = 1;
-    if (r->tp->cas(r, &l, DT_UINT64, &x, &cmp, &old) != SKN_OK)
+    if (skn_rank_tp(r)->cas(r, &l, DT_UINT64, &x, &cmp, &old) != SKN_OK)
       skn_fatal("the transport to rank %d cannot take a window lock", r->world_rank);
     return old == 0;
   }
@@ -424,7 +424,7 @@ static bool elem_cond(void *arg) {
   skn_rank *r = skn_win_member(e->w, e->i);
   skn_rma_loc l = sync_loc(e->w, e->i, e->word);
   uint64_t one = 1, cmp = 0, old = 1;
-  if (r->tp->cas(r, &l, DT_UINT64, &one, &cmp, &old) != SKN_OK)
+  if (skn_rank_tp(r)->cas(r, &l, DT_UINT64, &one, &cmp, &old) != SKN_OK)
     skn_fatal("the transport to rank %d cannot take an accumulate lock", r->world_rank);
   return old == 0;
 }
@@ -656,7 +656,7 @@ static void dyn_fetch(skn_win *w, int i) {
   for (;;) {
     uint64_t head[2], gen2;
     skn_rma_loc l = {w, (char *)(uintptr_t)t->dir_addr, t->dir_rkey};
-    r->tp->get(r, &l, head, sizeof head, byte, sizeof head, byte);
+    skn_rank_tp(r)->get(r, &l, head, sizeof head, byte, sizeof head, byte);
     uint64_t n = head[1] < SKN_WIN_DYN_MAX ? head[1] : SKN_WIN_DYN_MAX;
     if (head[0] & 1) { /* the member is changing it */
       skn_remote_poll();
@@ -664,9 +664,9 @@ static void dyn_fetch(skn_win *w, int i) {
       continue;
     }
     l.addr = (char *)(uintptr_t)(t->dir_addr + offsetof(win_dir, e));
-    if (n) r->tp->get(r, &l, d->e, n * sizeof(dir_ent), byte, n * sizeof(dir_ent), byte);
+    if (n) skn_rank_tp(r)->get(r, &l, d->e, n * sizeof(dir_ent), byte, n * sizeof(dir_ent), byte);
     l.addr = (char *)(uintptr_t)t->dir_addr;
-    r->tp->get(r, &l, &gen2, sizeof gen2, byte, sizeof gen2, byte);
+    skn_rank_tp(r)->get(r, &l, &gen2, sizeof gen2, byte, sizeof gen2, byte);
     d->n = n;
     if (gen2 == head[0]) break;
   }
