@@ -731,9 +731,12 @@ static bool kthread_in_file_call(int tid) {
   if (end == buf) return false; /* "running" */
   switch (nr) {
   case SYS_read: case SYS_write: case SYS_readv: case SYS_writev: {
-    long fd = strtol(end, NULL, 16); /* the first argument, written 0x... */
+    /* the first argument, written 0x...; stat through /proc, not fstat: the descriptor is
+     * another thread's (TSan takes an fstat of it for an unsynchronized access) */
+    long fd = strtol(end, NULL, 16);
     struct stat st;
-    return fd >= 0 && fd <= INT32_MAX && fstat((int)fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+    snprintf(path, sizeof path, "/proc/self/fd/%ld", fd);
+    return fd >= 0 && stat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
   }
   case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2:
   case SYS_fsync: case SYS_fdatasync: case SYS_sync: case SYS_syncfs: case SYS_sync_file_range:

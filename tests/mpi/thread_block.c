@@ -27,7 +27,7 @@
  *            the worker until the child (`sleep 0.3`, longer under load) ends. That wait
  *            ends by itself: it must not be reported as a held worker (testlist: a
  *            deadlock time far below the child's run time)
- *   slowfile rank 0 reads a regular file into a page whose fault a thread of it serves
+ *   slowfile rank 0 reads a regular file (pread, then read) into pages whose faults a thread of it serves
  *            only 300 ms later (userfaultfd): a read on a slow file system, which ends by
  *            itself and must not be reported as a held worker either (skipped, with a
  *            line saying so, where userfaultfd is not allowed)
@@ -76,19 +76,22 @@ static void exchange(ctx *c)
 
 static void *thread_join(void *p) { exchange(p); return p; }
 
-/* slowfile: serves the first fault on the registered page 300 ms after it happens */
+/* slowfile: serves each of the two registered pages' first fault 300 ms after it happens */
 typedef struct slow_fault { int uffd; char *page; long pagesize; } slow_fault;
 static void *thread_slow_fault(void *p)
 {
     slow_fault *sf = p;
-    struct uffd_msg msg;
-    while (read(sf->uffd, &msg, sizeof msg) != (ssize_t)sizeof msg)
-        if (errno != EINTR && errno != EAGAIN) return NULL;
-    if (msg.event != UFFD_EVENT_PAGEFAULT) return NULL;
-    usleep(300000); /* a thread of the rank, not a rank: a real sleep */
     char *src = calloc(1, (size_t)sf->pagesize);
-    struct uffdio_copy cp = {.dst = (unsigned long)sf->page, .src = (unsigned long)src, .len = (unsigned long)sf->pagesize};
-    ioctl(sf->uffd, UFFDIO_COPY, &cp);
+    for (int served = 0; served < 2; served++) {
+        struct uffd_msg msg;
+        while (read(sf->uffd, &msg, sizeof msg) != (ssize_t)sizeof msg)
+            if (errno != EINTR && errno != EAGAIN) return NULL;
+        if (msg.event != UFFD_EVENT_PAGEFAULT) return NULL;
+        usleep(300000); /* a thread of the rank, not a rank: a real sleep */
+        unsigned long page = msg.arg.pagefault.address & ~(unsigned long)(sf->pagesize - 1);
+        struct uffdio_copy cp = {.dst = page, .src = (unsigned long)src, .len = (unsigned long)sf->pagesize};
+        ioctl(sf->uffd, UFFDIO_COPY, &cp);
+    }
     free(src);
     return sf;
 }
@@ -100,13 +103,13 @@ static int slow_file_read(void)
     int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
     if (uffd < 0) return 0;
     struct uffdio_api api = {.api = UFFD_API};
-    char *page = mmap(NULL, (size_t)pagesize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *page = mmap(NULL, 2 * (size_t)pagesize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(page != MAP_FAILED, "mmap failed");
-    struct uffdio_register reg = {.range = {.start = (unsigned long)page, .len = (unsigned long)pagesize},
+    struct uffdio_register reg = {.range = {.start = (unsigned long)page, .len = 2 * (unsigned long)pagesize},
                                   .mode = UFFDIO_REGISTER_MODE_MISSING};
     if (ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
         close(uffd);
-        munmap(page, (size_t)pagesize);
+        munmap(page, 2 * (size_t)pagesize);
         return 0;
     }
     char path[] = "/tmp/skein-thread-block-XXXXXX";
@@ -117,12 +120,15 @@ static int slow_file_read(void)
     slow_fault sf = {uffd, page, pagesize};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, thread_slow_fault, &sf) == 0, "pthread_create failed");
-    /* the kernel's copy into `page` faults and waits in pread64 for the thread */
+    /* the kernel's copy into each page faults and waits for the thread: in pread64, then in
+     * read (whose descriptor the watchdog must find to be a regular file) */
     CHECK(pread(fd, page, 4, 0) == 4 && !memcmp(page, "slow", 4), "pread through the slow page failed");
+    CHECK(lseek(fd, 0, SEEK_SET) == 0, "lseek failed");
+    CHECK(read(fd, page + pagesize, 4) == 4 && !memcmp(page + pagesize, "slow", 4), "read through the slow page failed");
     pthread_join(t, NULL);
     close(fd);
     close(uffd);
-    munmap(page, (size_t)pagesize);
+    munmap(page, 2 * (size_t)pagesize);
     return 1;
 }
 
