@@ -202,7 +202,7 @@ typedef struct skn_transport {
  * calls the real send). The record's tp is read and swapped with relaxed atomics: a send
  * racing with the swap goes through either table, and either one sends. */
 static inline void skn_p2p_send(skn_rank *me, const skn_msg *m, skn_req *r) {
-  __atomic_load_n(&m->peer->tp, __ATOMIC_RELAXED)->send(me, m, r);
+  skn_rank_tp(m->peer)->send(me, m, r);
 }
 
 /* COUNT SENDS: on, MPI_T_init_thread of a rank; off, its MPI_T_finalize. The first `on` of

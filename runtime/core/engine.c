@@ -87,7 +87,7 @@ static void counting_send(skn_rank *me, const skn_msg *m, skn_req *r) {
     skn_stat_add(&me->sent_bytes, m->count * m->dt->size);
   }
   /* the peer's table may have been swapped back since skn_p2p_send read it */
-  const skn_transport *tp = __atomic_load_n(&m->peer->tp, __ATOMIC_RELAXED);
+  const skn_transport *tp = skn_rank_tp(m->peer);
   if (tp->counted) tp = tp->counted;
   tp->send(me, m, r);
 }
@@ -125,7 +125,7 @@ void skn_dev_count_sends(bool on) {
   if ((before > 0) != (counting > 0)) /* first on, or last off: rebind every record */
     for (int w = 0; w < skn_job_g.size; w++) {
       skn_rank *r = skn_job_g.ranks[w];
-      if (r) __atomic_store_n(&r->tp, bound(r->tp), __ATOMIC_RELAXED);
+      if (r) __atomic_store_n(&r->tp, bound(skn_rank_tp(r)), __ATOMIC_RELAXED);
     }
   skn_spin_unlock(&count_lock);
 }
@@ -229,7 +229,7 @@ skn_req *skn_p2p_probe_wait(skn_rank *me, int ctx, int src, int tag, bool remove
 skn_status skn_p2p_cancel(skn_rank *me, skn_req *r) {
   if (r->kind != SKN_REQ_RECV) {
     if (!r->peer) return SKN_ERR_NOT_CANCELLED; /* matched a posted receive at once */
-    return __atomic_load_n(&r->peer->tp, __ATOMIC_RELAXED)->cancel_send(me, r); /* see skn_dev_count_sends */
+    return skn_rank_tp(r->peer)->cancel_send(me, r);
   }
   skn_mq *mq = &me->mq;
   skn_spin_lock(&mq->lock);

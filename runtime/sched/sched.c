@@ -610,7 +610,8 @@ void skn_sched_run(void) {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED); /* see worker_thread */
   for (int i = 1; i < sched_state.cfg.nworkers; i++) {
-    if (pthread_create(&sched_state.workers[i].thread, &attr, worker_thread, &sched_state.workers[i]) != 0)
+    pthread_t detached;
+    if (pthread_create(&detached, &attr, worker_thread, &sched_state.workers[i]) != 0)
       skn_fatal("cannot start worker thread %d: %s", i, strerror(errno));
   }
   pthread_attr_destroy(&attr);

@@ -37,7 +37,6 @@ typedef struct skn_worker {
   struct skn_unit *ready_head, *ready_tail; /* sched.c: ready_push */
   struct skn_unit *exited;          /* ended unit whose stack the worker context frees */
   _Atomic(int) live;         /* units of this worker not yet ended */
-  pthread_t thread;
   const void *stack_lo;      /* kernel thread stack, for ASan */
   size_t stack_size;
   void *asan_fake_stack;
