@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../include/skein_privatize.h"
+#include "skein_privatize.h"
 #include "priv.h"
 
 #define MAX_MODULES 256
@@ -51,7 +51,7 @@ static struct {
   skein_priv_module *mods[MAX_MODULES];
   priv_exit *exits; /* outside ranks */
   int nexits, cap_exits;
-} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} modules = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uintptr_t page_down(uintptr_t a) { return a & ~((uintptr_t)getpagesize() - 1); }
 static uintptr_t page_up(uintptr_t a) { return page_down(a + (uintptr_t)getpagesize() - 1); }
@@ -59,8 +59,8 @@ static uintptr_t page_up(uintptr_t a) { return page_down(a + (uintptr_t)getpages
 SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
   if (m->abi != SKEIN_PRIV_ABI)
     skn_fatal("privatizer: a module was built for privatizer ABI %d, this libskein has %d", m->abi, SKEIN_PRIV_ABI);
-  pthread_mutex_lock(&P.lock);
-  int n = atomic_load(&P.n);
+  pthread_mutex_lock(&modules.lock);
+  int n = atomic_load(&modules.n);
   if (n == MAX_MODULES) skn_fatal("privatizer: more than %d modules with privatized globals", MAX_MODULES);
   m->id = n;
 #if defined(__x86_64__)
@@ -74,9 +74,9 @@ SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
   m->owner_off = (long)offsetof(skn_unit, owner);
   m->priv_off = (long)offsetof(skn_rank, priv);
   m->slot_off = (long)(offsetof(skn_priv_rank, delta) + (size_t)n * sizeof(long));
-  P.mods[n] = m;
-  atomic_store(&P.n, n + 1);
-  pthread_mutex_unlock(&P.lock);
+  modules.mods[n] = m;
+  atomic_store(&modules.n, n + 1);
+  pthread_mutex_unlock(&modules.lock);
 }
 
 /* Copies the resident pages of [from, to) (pages never touched hold zeros: skip them). */
@@ -100,7 +100,7 @@ static void copy_resident(char *dst, const char *from, const char *to) {
 
 /* Maps rank r's copy of module i and runs the module's init hooks for r. */
 static void map_module(skn_rank *r, skn_priv_rank *pr, int i) {
-  skein_priv_module *m = P.mods[i];
+  skein_priv_module *m = modules.mods[i];
   uintptr_t ds = (uintptr_t)m->data_start, de = (uintptr_t)m->data_end;
   uintptr_t bs = (uintptr_t)m->bss_start, be = (uintptr_t)m->bss_end;
   uintptr_t lo = page_down(ds < bs ? ds : bs), hi = page_up(de > be ? de : be);
@@ -224,7 +224,7 @@ out:
 static void warn_unprivatized(void) {
   static _Atomic(int) once;
   if (atomic_exchange(&once, 1)) return;
-  if (atomic_load(&P.n) > 0 || skn_job_g.proc != 0 || skn_job_g.size <= skn_job_g.nprocs) return;
+  if (atomic_load(&modules.n) > 0 || skn_job_g.proc != 0 || skn_job_g.size <= skn_job_g.nprocs) return;
   if (!skn_env_int("PRIVATIZE_WARNING", 1)) return;
   char names[256];
   int n = exe_mutable_globals(names, sizeof names, 3);
@@ -243,7 +243,7 @@ static void warn_unprivatized(void) {
 
 void skn_priv_rank_start(skn_rank *r) {
   warn_unprivatized();
-  int n = atomic_load(&P.n);
+  int n = atomic_load(&modules.n);
   if (n == 0) return;
   skn_priv_rank *pr = calloc(1, sizeof *pr);
   if (!pr) skn_fatal("rank %d: out of memory for its privatized globals", r->world_rank);
@@ -276,10 +276,10 @@ void skn_priv_rank_end(skn_rank *r) {
 }
 
 static void delta_slow_alloc(skn_rank *r) {
-  pthread_mutex_lock(&P.lock);
+  pthread_mutex_lock(&modules.lock);
   if (!r->priv && !(r->priv = calloc(1, sizeof *r->priv)))
     skn_fatal("rank %d: out of memory for its privatized globals", r->world_rank);
-  pthread_mutex_unlock(&P.lock);
+  pthread_mutex_unlock(&modules.lock);
 }
 
 static __attribute__((noinline)) long delta_slow(skn_rank *r, skein_priv_module *m) {
@@ -311,7 +311,7 @@ static void push_exit(priv_exit **v, int *n, int *cap, void (*fn)(void *), void 
 }
 
 static void process_exits(void) {
-  run_exits(P.exits, P.nexits);
+  run_exits(modules.exits, modules.nexits);
 }
 
 SKN_EXPORT void skein_priv_atexit(void (*fn)(void *), void *arg) {
@@ -321,10 +321,10 @@ SKN_EXPORT void skein_priv_atexit(void (*fn)(void *), void *arg) {
     push_exit(&pr->exits, &pr->nexits, &pr->cap_exits, fn, arg);
     return;
   }
-  pthread_mutex_lock(&P.lock);
-  if (P.nexits == 0) atexit(process_exits);
-  push_exit(&P.exits, &P.nexits, &P.cap_exits, fn, arg);
-  pthread_mutex_unlock(&P.lock);
+  pthread_mutex_lock(&modules.lock);
+  if (modules.nexits == 0) atexit(process_exits);
+  push_exit(&modules.exits, &modules.nexits, &modules.cap_exits, fn, arg);
+  pthread_mutex_unlock(&modules.lock);
 }
 
 static size_t obj_slot(priv_obj *t, size_t cap, void *addr) {

@@ -5,7 +5,7 @@
 #ifndef SKN_PRIV_H
 #define SKN_PRIV_H
 
-#include "../../runtime/core/core.h"
+#include "core/core.h"
 
 /* On the rank's ULT, before main: map its copy of each module, run the init hooks. */
 SKN_INTERNAL void skn_priv_rank_start(skn_rank *r);

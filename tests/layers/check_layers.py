@@ -52,11 +52,8 @@ SEES = {
     "boot": {"base", "sched", "core", "alloc", "priv", "pmi", "config"},
 }
 
-# Folders whose includes must be rooted, and the files allowed a relative include for now.
+# Folders whose includes must be rooted.
 LAYERED = ["runtime", "allocator", "netlayer", "privatizer/runtime"]
-RELATIVE_ALLOWED = {  # privatizer/ is priv16b's (issue 16): roots these
-    "privatizer/runtime/priv.h", "privatizer/runtime/priv.c", "privatizer/runtime/skein_priv_stub.c",
-}
 
 
 def commands(build):
@@ -143,7 +140,7 @@ def relative(src_dir):
                 with open(path, errors="replace") as f:
                     for n, line in enumerate(f, 1):
                         m = inc.match(line)
-                        if m and rel not in RELATIVE_ALLOWED:
+                        if m:
                             bad.append("%s:%d: #include \"%s\"" % (rel, n, m.group(1)))
     for b in bad:
         print("relative include:", b)
