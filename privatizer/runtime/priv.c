@@ -76,6 +76,7 @@ SKN_EXPORT void skein_priv_register(skein_priv_module *m) {
   m->slot_off = (long)(offsetof(skn_priv_rank, delta) + (size_t)n * sizeof(long));
   modules.mods[n] = m;
   atomic_store(&modules.n, n + 1);
+  SKN_TSAN_RELEASE(m); /* skein_priv_delta's acquire */
   pthread_mutex_unlock(&modules.lock);
 }
 
@@ -291,6 +292,11 @@ static __attribute__((noinline)) long delta_slow(skn_rank *r, skein_priv_module 
 }
 
 SKN_EXPORT long skein_priv_delta(skein_priv_module *m) {
+  /* A module loaded by dlopen registers from its constructor, inside the loader's lock,
+   * which holds every other thread's dlopen of it until it is done: that orders the
+   * registration before the first call from another rank, but TSan does not see the
+   * loader's lock. */
+  SKN_TSAN_ACQUIRE(m);
   skn_rank *r = skn_rank_self();
   if (SKN_UNLIKELY(!r)) return 0;
   skn_priv_rank *pr = r->priv;
