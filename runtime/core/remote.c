@@ -344,8 +344,6 @@ static void on_peer_failed(void *hctx, int proc, const char *why) {
 
 bool skn_remote_poll(void) { return skn_remote.net->progress(); }
 
-static bool ucx_progress(void) { return skn_remote.net->progress(); }
-
 int skn_remote_control(int proc, int kind, uint64_t a, uint64_t b) {
   skn_net_ctrl_hdr h = {.kind = kind, .from_proc = skn_remote.pmi->proc, .a = a, .b = b};
   return skn_remote.net->control(proc, &h);
@@ -356,7 +354,7 @@ static const skn_transport ucx_transport = {
     .cancel_send = ucx_cancel_send,
     .fetch = ucx_fetch,
     .release = ucx_release,
-    .progress = ucx_progress,
+    .progress = skn_remote_poll,
     .control = skn_remote_control,
     .put = skn_remote_rma_put,
     .get = skn_remote_rma_get,

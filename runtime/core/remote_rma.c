@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "remote.h"
-#include "rma.h"
 
 /* * The RMA slots of the transport (device.h): UCX put/get/atomics straight into the
  * target's registered memory. Operations of one call are issued together and waited for
