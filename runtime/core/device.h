@@ -241,7 +241,9 @@ SKN_INTERNAL void skn_dev_bind(int proc, const skn_transport *tp);
  * `buffered` is what dst's unexpected envelopes hold against skn_job_g.buffer_budget
  * (make may choose a protocol by it). The envelope's kind, proto, ctx, src, tag, bytes,
  * dt or sum, and tp must be set; `filled` must stay 0 until its data is in place, and a
- * receiver that matches it meanwhile waits. */
+ * receiver that matches it meanwhile waits. Once queued, the envelope is the receiver's:
+ * it may be matched, released and reused at once, so the transport reads nothing from it
+ * afterwards and writes only while its `filled` is still 0. */
 /* skn_req *skn_dev_arrive(skn_rank *dst, int ctx, int src, int tag,
  *                         skn_req *(*make)(void *arg, size_t buffered), void *arg);
  * (inline, in engine.h: the send hot path compiles it in) */

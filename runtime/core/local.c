@@ -79,8 +79,8 @@ static __attribute__((noinline)) void local_send_queued(skn_rank *me, const skn_
   skn_req stack_env;
   local_send s = {.me = me, .m = m, .sreq = sreq, .stack_env = &stack_env, .bytes = bytes};
   skn_req *env = make_envelope(&s, m->peer->mq.buffered);
-  /* Read before queueing: a by-reference envelope that is sreq may be matched, completed
-   * and freed by the request's owner (another thread of this rank) once it is queued. */
+  /* Read before queueing (device.h, ARRIVE): a by-reference envelope that is sreq may be
+   * matched, completed and freed by another thread of this rank once it is queued. */
   uint8_t proto = env->proto;
   skn_dev_arrive_queue(m->peer, env);
   if (proto == SKN_PROTO_EAGER) {
