@@ -392,8 +392,7 @@ static int isendrecv_start(skn_rank *me, const char *fn, const void *sendbuf, in
     finish_pair(p); /* already complete: no unit needed */
     return MPI_SUCCESS;
   }
-  int w = me->unit->worker ? me->unit->worker->id : 0;
-  if (!skn_sched_spawn_sized(w, wait_pair, p, me, 64 << 10))
+  if (!skn_sched_spawn_helper(me->unit, wait_pair, p, 64 << 10))
     skn_fatal("rank %d: %s: cannot start the unit that completes the request", me->world_rank, fn);
   return MPI_SUCCESS;
 }

@@ -17,6 +17,10 @@
  *    thread's pthread_cond_wait, without calling the exported function);
  *  - poll, select, read of pipes and sockets, waitpid, pthread_join of other threads:
  *    polled with zero timeout, with a back-off from 20 us to 5 ms between tries.
+ * A ULT that holds a lock whose owner libc records by kernel thread (a recursive, error-
+ * checking, robust or priority mutex; a write-locked rwlock) is pinned to its worker until
+ * it unlocks: libc checks the owner on unlock, and the scheduler may otherwise move the
+ * ULT to another worker's kernel thread meanwhile (sched.h, "Moves").
  * Precise waits (join, condition variables) leave deadlock detection on: a rank blocked
  * in them is named in the report. Polled waits keep a deadline pending, which tells the
  * scheduler that the rank will run again. Anything else that blocks a worker in the
@@ -386,6 +390,26 @@ SKN_EXPORT int pthread_join(pthread_t id, void **ret) {
 
 /* ------------------------------------------------------------------ mutexes, conditions */
 
+/* Whether libc checks m's owner thread on unlock (glibc's kind bits: the type in the low
+ * two, then robust, priority-inherit and priority-protect). Normal and adaptive mutexes
+ * may be unlocked from another thread: those need no pin. */
+static inline bool owner_checked(const pthread_mutex_t *m) {
+  int k = m->__data.__kind;
+  return (k & 3) == PTHREAD_MUTEX_RECURSIVE || (k & 3) == PTHREAD_MUTEX_ERRORCHECK || (k & 0x70);
+}
+
+/* The calling ULT, which a lock it now holds pins (see the top of the file), or NULL. */
+static inline skn_unit *lock_holder(void) {
+  skn_unit *me = skn_sched_self();
+  return me && me->kind == SKN_UNIT_ULT ? me : NULL;
+}
+
+static inline int mutex_locked(pthread_mutex_t *m, int rc) {
+  skn_unit *me;
+  if (rc == 0 && SKN_UNLIKELY(owner_checked(m)) && (me = lock_holder())) skn_sched_pin(me);
+  return rc;
+}
+
 /* Contended lock on a ULT: short spin (the holder may be a kernel thread in a short
  * critical section), then scheduler waits woken by an unlock, polling now and then. */
 static int mutex_lock_wait(skn_unit *me, pthread_mutex_t *m) {
@@ -413,14 +437,26 @@ static int mutex_lock_wait(skn_unit *me, pthread_mutex_t *m) {
  * of a mutex"). */
 SKN_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   int rc = SKN_REAL(pthread_mutex_trylock)(m);
-  if (SKN_LIKELY(rc != EBUSY)) return rc;
+  if (SKN_LIKELY(rc != EBUSY)) return mutex_locked(m, rc);
   skn_unit *me = switchable(__builtin_return_address(0));
-  if (!me) return SKN_REAL(pthread_mutex_lock)(m);
-  return mutex_lock_wait(me, m);
+  if (!me) return mutex_locked(m, SKN_REAL(pthread_mutex_lock)(m));
+  return mutex_locked(m, mutex_lock_wait(me, m));
+}
+
+SKN_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) { return mutex_locked(m, SKN_REAL(pthread_mutex_trylock)(m)); }
+SKN_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs) {
+  return mutex_locked(m, SKN_REAL(pthread_mutex_timedlock)(m, abs));
+}
+SKN_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs) {
+  return mutex_locked(m, SKN_REAL(pthread_mutex_clocklock)(m, clock, abs));
 }
 
 static int mutex_unlock(pthread_mutex_t *m) {
+  bool checked = owner_checked(m); /* read while we own it */
   int rc = SKN_REAL(pthread_mutex_unlock)(m);
+  skn_unit *me;
+  if (rc == 0 && SKN_UNLIKELY(checked) && (me = lock_holder()) && atomic_load_explicit(&me->pinned, memory_order_relaxed))
+    skn_sched_unpin(me);
   ow_wake(m);
   return rc;
 }
@@ -440,7 +476,7 @@ static int cond_wait(skn_unit *me, pthread_cond_t *c, pthread_mutex_t *m, uint64
   bool woken = ow_block(me, &n, deadline, "pthread_cond_wait");
   int lrc = SKN_REAL(pthread_mutex_trylock)(m);
   if (lrc == EBUSY) lrc = mutex_lock_wait(me, m);
-  if (lrc != 0) return lrc;
+  if (mutex_locked(m, lrc) != 0) return lrc;
   return woken || !deadline || skn_now_ns() < deadline ? 0 : ETIMEDOUT;
 }
 
@@ -470,6 +506,29 @@ SKN_EXPORT int pthread_cond_signal(pthread_cond_t *c) {
 SKN_EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
   int rc = SKN_REAL(pthread_cond_broadcast)(c);
   ow_wake(c);
+  return rc;
+}
+
+/* A write-locked rwlock: glibc's unlock takes the writer's path only on the thread whose
+ * id it recorded, so the writer stays on its worker until it unlocks. Readers need not. */
+static inline int wrlocked(int rc) {
+  skn_unit *me;
+  if (rc == 0 && (me = lock_holder())) skn_sched_pin(me);
+  return rc;
+}
+SKN_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return wrlocked(SKN_REAL(pthread_rwlock_wrlock)(l)); }
+SKN_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { return wrlocked(SKN_REAL(pthread_rwlock_trywrlock)(l)); }
+SKN_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs) {
+  return wrlocked(SKN_REAL(pthread_rwlock_timedwrlock)(l, abs));
+}
+SKN_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs) {
+  return wrlocked(SKN_REAL(pthread_rwlock_clockwrlock)(l, clock, abs));
+}
+SKN_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+  skn_unit *me = lock_holder();
+  bool writer = me && atomic_load_explicit((_Atomic(int) *)&l->__data.__cur_writer, memory_order_relaxed) == gettid();
+  int rc = SKN_REAL(pthread_rwlock_unlock)(l);
+  if (rc == 0 && writer && atomic_load_explicit(&me->pinned, memory_order_relaxed)) skn_sched_unpin(me);
   return rc;
 }
 

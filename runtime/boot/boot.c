@@ -376,17 +376,21 @@ static void on_worker_held(int w, skn_unit *u) {
   skn_job *j = &skn_job_g;
   for (int i = j->first_rank; i < j->first_rank + j->nranks && n + 16 < sizeof others; i++) {
     skn_rank *r = j->ranks[i];
-    if (r == held || __atomic_load_n(&r->state, __ATOMIC_RELAXED) == SKN_RANK_EXITED || r->unit->worker != u->worker) continue;
+    if (r == held || __atomic_load_n(&r->state, __ATOMIC_RELAXED) == SKN_RANK_EXITED || skn_sched_unit_worker(r->unit) != skn_sched_unit_worker(u)) continue;
     n += (size_t)snprintf(others + n, sizeof others - n, "%s%d", n ? ", " : "", i);
   }
   /* the held rank may still be running (its worker's kernel thread sleeps) */
   const char *fn = held ? skn_call_read(&held->call).fn : NULL;
   fflush(NULL);
-  skn_log("deadlock: rank %d blocked in %s holds worker %d; ranks %s cannot run (Skein turns "
+  /* With no rank left behind it (the others moved to other workers), every other rank
+   * waits while it sleeps in the kernel. */
+  char what[sizeof others + 32];
+  if (n) snprintf(what, sizeof what, "ranks %s cannot run", others);
+  else snprintf(what, sizeof what, "every other rank is blocked");
+  skn_log("deadlock: rank %d blocked in %s holds worker %d; %s (Skein turns "
           "sleep, pthread_join, condition variables, mutexes, semaphores, poll, select, read and waitpid "
           "into scheduler waits, not this call; run with as many workers as ranks, SKEIN_WORKERS)",
-          held ? held->world_rank : -1, fn ? fn : "a system call outside MPI", w,
-          n ? others : "(none)");
+          held ? held->world_rank : -1, fn ? fn : "a system call outside MPI", w, what);
   _exit(SKN_EXIT_DEADLOCK);
 }
 
@@ -456,6 +460,8 @@ static int boot_main(int argc, char **argv, char **envp) {
       .bind = boot_state.cfg.bind,
       .yield = crowded,
       .stall_ms = boot_state.cfg.deadlock_ms,
+      .steal = boot_state.cfg.steal,
+      .stats = boot_state.cfg.schedstats,
   };
   /* Deadlocks: in one process the stall hook reports at once; over several, the
    * processes first agree that nothing is in flight (core/remote.c). */
@@ -485,7 +491,8 @@ static int boot_main(int argc, char **argv, char **envp) {
   if (pi.nprocs > 1 && skn_comm_attach_span(&skn_job_g.world) != 0) skn_fatal("out of memory setting up MPI_COMM_WORLD");
   if (pi.nprocs > 1) skn_remote_init(&pi, report_deadlock);
   install_signal_handlers();
-  if (boot_state.cfg.nworkers < boot_state.cfg.nranks) skn_sched_start_watchdog(boot_state.cfg.deadlock_ms, on_worker_held);
+  if (boot_state.cfg.nworkers < boot_state.cfg.nranks)
+    skn_sched_start_watchdog(boot_state.cfg.deadlock_ms, pi.nprocs == 1, on_worker_held);
   if (boot_state.cfg.timeout_s) {
     pthread_t t;
     if (pthread_create(&t, NULL, timeout_thread, NULL) == 0) pthread_detach(t);
@@ -494,8 +501,10 @@ static int boot_main(int argc, char **argv, char **envp) {
    * that crashes or is killed keeps every complete line its ranks printed. */
   if (skn_env_int("LINE_BUFFERED", 1)) setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
   boot_state.running = true;
+  uint64_t t0 = skn_now_ns();
   skn_sched_run();
   boot_state.running = false;
+  if (boot_state.cfg.schedstats) skn_boot_sched_report(skn_now_ns() - t0);
   if (pi.nprocs > 1) skn_remote_finalize();
   skn_pmi_finalize();
   skn_heap_report(boot_state.cfg.nranks, heap_of_rank);

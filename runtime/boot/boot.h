@@ -22,8 +22,12 @@ typedef struct skn_boot_config {
   size_t buffer_budget; /* SKEIN_BUFFER_BUDGET */
   unsigned deadlock_ms; /* SKEIN_DEADLOCK_MS */
   unsigned timeout_s;   /* SKEIN_TIMEOUT: seconds, 0 = none */
+  bool steal;           /* SKEIN_BALANCE=steal (default) or off */
+  bool schedstats;      /* SKEIN_SCHEDSTATS */
 } skn_boot_config;
 
 SKN_INTERNAL void skn_boot_read_config(skn_boot_config *c);
+/* SKEIN_SCHEDSTATS's report (boot/schedstats.c), after the scheduler ran for wall_ns. */
+SKN_INTERNAL void skn_boot_sched_report(uint64_t wall_ns);
 
 #endif

@@ -1,5 +1,8 @@
 /* Start-up configuration from SKEIN_* environment variables (skeinrun sets them from
  * its flags; docs/user-guide.md lists them). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "sched/hwtopo.h"
 #include "boot.h"
 
@@ -21,5 +24,10 @@ void skn_boot_read_config(skn_boot_config *c) {
   long t = skn_env_int("TIMEOUT", 0);
   if (t < 0) skn_fatal("SKEIN_TIMEOUT must be a number of seconds");
   c->timeout_s = (unsigned)t;
+  const char *b = getenv("SKEIN_BALANCE");
+  if (!b || !*b || !strcmp(b, "steal")) c->steal = true;
+  else if (!strcmp(b, "off") || !strcmp(b, "0") || !strcmp(b, "none")) c->steal = false;
+  else skn_fatal("SKEIN_BALANCE=%s: expected steal or off", b);
+  c->schedstats = skn_env_int("SCHEDSTATS", 0) != 0;
 }
 

@@ -1,7 +1,9 @@
 /* Collectives inside one process.
  *
- * The barrier is a generation counter in two stages. Members that share a worker first
- * meet in a group of their own (a lock and a counter that stay in that core's cache);
+ * The barrier is a generation counter in two stages. Members placed on one worker first
+ * meet in a group of their own (a lock and a counter that stay in that core's cache). The
+ * grouping is by the worker a rank was placed on at start (its home), which never
+ * changes: the scheduler may move ranks since, and a member must keep its group;
  * the last of each group goes on to the communicator-wide stage, where the last group
  * bumps the generation; each group's last member then wakes its group, locally. Waiting
  * members first poll the generation while their worker has nothing else to run, and only
@@ -25,7 +27,7 @@ typedef struct skn_barrier_groups {
   /* followed by the groups' wait slots, 2 per member */
 } skn_barrier_groups;
 
-static int worker_of(const skn_rank *r) { return r->unit && r->unit->worker ? r->unit->worker->id : 0; }
+static int worker_of(const skn_rank *r) { return r->unit ? r->unit->home : 0; }
 
 /* The grouping of c's members by worker, or NULL when it would not help (every member on
  * a worker of its own) or memory is short: the barrier then has one stage. */
@@ -262,7 +264,7 @@ void skn_coll_reduce_members(skn_coll_args *const *slots, const skn_coll_args *a
  * needed. Cells come in two sets used alternately: a member can only write a cell of the
  * call after next once every member has written its cell of the next call, that is, has
  * finished reading this one's.
- *  - When each member has a worker of its own (no per-worker groups), a cell carries the
+ *  - When each member has a (home) worker of its own (no per-worker groups), a cell carries the
  *    number of the call it holds next to the data, in one cache line, and members wait
  *    for each other's cells directly: no barrier at all, one line moved each way.
  *    Members that cannot poll (their worker has other work) sleep on the cells' list and

@@ -107,8 +107,7 @@ skn_req *skn_nbc_start(skn_rank *me, skn_comm_view *v, int comm, const char *fn,
   v->nbc_running = true;
   skn_rank_unlock(me);
   if (start) {
-    int w = me->unit->worker ? me->unit->worker->id : 0;
-    if (!skn_sched_spawn_sized(w, executor, v, me, 256 << 10))
+    if (!skn_sched_spawn_helper(me->unit, executor, v, 256 << 10))
       skn_fatal("rank %d: %s: cannot start the collective executor", me->world_rank, fn);
   }
   return r;

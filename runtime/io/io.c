@@ -408,7 +408,7 @@ int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, 
   if (!taken) skn_fatal("out of memory in a collective file access");
   for (int j = 0; j < n && picked < naggr; j++) {
     const skn_unit *u = local->members[j]->unit;
-    int w = u && u->worker ? u->worker->id : 0;
+    int w = skn_sched_unit_worker_id(u);
     if (w < 0 || w >= nw || wused[w]) continue;
     wused[w] = taken[j] = true;
     if (j == lrank) k = picked;

@@ -1,11 +1,16 @@
-/* MxN scheduler: workers, ready queues, wait/wake, idle sleep, stall detection.
+/* MxN scheduler: workers, ready queues, wait/wake, stealing, idle sleep, stall detection.
  *
- * Each worker owns a FIFO ready queue touched only by itself and an MPSC inbox that
- * other threads push woken units onto. A unit that blocks switches straight to the next
- * ready unit of its worker (one switch), or to the worker's own context, which polls,
- * spins briefly and then sleeps on a futex. `busy` counts awake workers plus unblocked
- * adopted threads; when it stays zero with no wake in between, nothing can ever run
- * again and the stall hook (the deadlock report) runs. */
+ * Each worker has a FIFO queue of ready units (readyq.h) and an MPSC inbox that other
+ * threads push woken units onto. A unit that blocks switches straight to the next ready
+ * unit of its worker (one switch), or to the worker's own context, which polls, steals
+ * (below), spins briefly and then sleeps on a futex. `busy` counts awake workers plus
+ * unblocked adopted threads; when it stays zero with no wake in between, nothing can ever
+ * run again and the stall hook (the deadlock report) runs.
+ *
+ * Stealing (the policy; the queues know nothing of it): an idle worker takes the first
+ * movable unit of another worker's ready queue once its head has not moved for
+ * STEAL_AFTER_NS, i.e. a ready unit has waited that long behind a running one. Looking
+ * costs the victim nothing; the thief's take is one lock of the victim's queue. */
 #define _GNU_SOURCE
 #include "sched.h"
 
@@ -50,6 +55,8 @@ static struct {
   skn_sched_hooks hooks;
   skn_worker *workers;
   bool running;
+  _Atomic(int) live;       /* ULTs not yet ended: workers leave when none is left */
+  _Atomic(int) idle_sleepers; /* workers asleep with nothing to steal (stealing on) */
   _Atomic(int) busy __attribute__((aligned(SKN_CACHELINE)));
   _Atomic(uint64_t) epoch;
   _Atomic(int) stall_reporting;
@@ -73,9 +80,37 @@ static _Atomic(ult_record *) ult_records;
 
 /* ------------------------------------------------------------------ switching */
 
+/* Timestamps for statistics, taken only when they are asked for. */
+static void account_switch(skn_worker *w, skn_unit *from, skn_unit *to) {
+  uint64_t now = skn_now_ns();
+  if (from) from->run_ns += now - from->ran_at;
+  else w->idle_ns += now - w->idle_from; /* the worker's own context ran: looking for work */
+  if (to) to->ran_at = now;
+  else w->idle_from = now;
+}
+
+/* Everything a unit sees as its thread's state is swapped here, by the kernel thread
+ * that switches, before the stacks change: errno, and the mark that lets a thief run the
+ * unit `from` only once its registers are saved (the switch clears it after the save).
+ * Nothing after skn_ctx_switch may use state of the kernel thread taken before it: the
+ * unit that resumes there may be on another worker. */
 static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
+  if (to) {
+    /* A unit made ready on another worker (woken just after it blocked, moved) may not be
+     * saved yet: a few instructions at most. */
+    while (SKN_UNLIKELY(atomic_load_explicit(&to->on_cpu, memory_order_acquire))) skn_cpu_relax();
+    SKN_TSAN_ACQUIRE(&to->on_cpu);
+  }
   void **save = from ? &from->sp : &w->sched_sp;
   void *load = to ? to->sp : w->sched_sp;
+  _Atomic(uint8_t) *saved = from ? &from->on_cpu : NULL;
+  if (SKN_UNLIKELY(sched_state.cfg.stats)) account_switch(w, from, to);
+  if (from) from->err = *w->errno_loc;
+  if (to) {
+    *w->errno_loc = to->err;
+    atomic_store_explicit(&to->on_cpu, 1, memory_order_relaxed);
+  }
+  if (saved) SKN_TSAN_RELEASE(saved); /* what the thief reads after seeing the mark clear */
   skn_sched_current_tls = to;
   atomic_store_explicit(&w->current, to, memory_order_relaxed);
   if (to)
@@ -91,7 +126,7 @@ static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
 #ifdef SKN_TSAN
   __tsan_switch_to_fiber(to ? to->tsan_fiber : w->tsan_fiber, 0);
 #endif
-  skn_ctx_switch(save, load);
+  skn_ctx_switch(save, load, saved);
 #ifdef SKN_ASAN
   __sanitizer_finish_switch_fiber(from ? from->asan_fake_stack : w->asan_fake_stack, NULL, NULL);
 #endif
@@ -108,32 +143,30 @@ static void ult_main(void *p) {
 
 /* ------------------------------------------------------------------ queues */
 
-/* The ready queue is the worker's own. ready_head is also what the watchdog reads from
- * its thread (whether units wait for the worker), so the worker writes it with relaxed
- * atomic stores (plain moves) and reads it plainly. ready_tail means something only while
- * ready_head is set: the pop that empties the queue leaves it stale. */
-static inline void ready_push(skn_worker *w, skn_unit *u) {
-  u->next = NULL;
-  if (w->ready_head) w->ready_tail->next = u;
-  else __atomic_store_n(&w->ready_head, u, __ATOMIC_RELAXED);
-  w->ready_tail = u;
+static inline skn_unit *unit_of(skn_readyq_node *n) { return (skn_unit *)n; } /* link is first */
+
+/* Returns whether other units were waiting already. */
+static inline bool ready_push(skn_worker *w, skn_unit *u) {
+  skn_spin_lock(&w->ready.lock);
+  bool queue = w->ready.head != NULL;
+  skn_readyq_append_locked(&w->ready, &u->link, &u->link);
+  skn_spin_unlock(&w->ready.lock);
+  return queue;
 }
 
-static void drain_inbox(skn_worker *w) {
+/* Moves w's inbox into its ready queue, in wake order; its lock held. Its owner and thieves
+ * alike may drain it: each exchange takes a disjoint batch. */
+static void drain_inbox_locked(skn_worker *w) {
   skn_unit *list = atomic_exchange(&w->inbox, NULL);
   SKN_TSAN_ACQUIRE(&w->inbox); /* base.h: the exchange may be made inside a TSan interceptor */
-  skn_unit *rev = NULL; /* the inbox is LIFO: reverse to keep wake order */
-  while (list) {
-    skn_unit *n = list->next;
-    list->next = rev;
-    rev = list;
-    list = n;
-  }
-  while (rev) {
-    skn_unit *n = rev->next;
-    ready_push(w, rev);
+  if (!list) return;
+  skn_readyq_node *rev = NULL, *last = &list->link; /* the inbox is LIFO: reverse to keep wake order */
+  for (skn_readyq_node *n = &list->link, *next; n; n = next) {
+    next = n->next;
+    n->next = rev;
     rev = n;
   }
+  skn_readyq_append_locked(&w->ready, rev, last);
 }
 
 /* ------------------------------------------------------------------ timers
@@ -174,13 +207,12 @@ static void fire_timers(skn_worker *w) {
 
 static inline skn_unit *ready_pop(skn_worker *w) {
   if (SKN_UNLIKELY(w->timers != NULL)) fire_timers(w);
-  if (!w->ready_head) {
-    if (!atomic_load_explicit(&w->inbox, memory_order_relaxed)) return NULL;
-    drain_inbox(w);
-  }
-  skn_unit *u = w->ready_head;
-  __atomic_store_n(&w->ready_head, u->next, __ATOMIC_RELAXED);
-  return u;
+  if (!skn_sched_worker_has_ready(w)) return NULL;
+  skn_spin_lock(&w->ready.lock);
+  if (!w->ready.head) drain_inbox_locked(w);
+  skn_readyq_node *n = skn_readyq_pop_locked(&w->ready);
+  skn_spin_unlock(&w->ready.lock);
+  return n ? unit_of(n) : NULL;
 }
 
 /* ------------------------------------------------------------------ busy accounting */
@@ -201,22 +233,44 @@ static void maybe_stall(uint64_t epoch_at_sleep) {
 
 /* ------------------------------------------------------------------ waking */
 
-/* Inline: skn_sched_wake is on every message's path that wakes a blocked receiver. */
-static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
-  skn_worker *w = u->worker;
-  if (w == tls_worker) {
-    ready_push(w, u);
-    return;
+/* Wakes one worker asleep with nothing to steal: `from` has more ready units than it can
+ * run now. Rare (see make_ready), so a walk over the workers. */
+static void wake_a_thief(skn_worker *from) {
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) {
+    skn_worker *w = &sched_state.workers[i];
+    if (w == from || w->numa != from->numa || !atomic_load_explicit(&w->sleeping, memory_order_relaxed)) continue;
+    if (atomic_exchange(&w->sleeping, 0)) {
+      busy_up();
+      skn_futex_wake(&w->sleeping, 1);
+      return;
+    }
   }
+}
+
+/* Makes u ready on w from another thread: onto w's inbox, waking w if it sleeps. */
+static inline void inbox_push(skn_worker *w, skn_unit *u) {
   skn_unit *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
   do {
-    u->next = head;
-    SKN_TSAN_RELEASE(&w->inbox); /* see drain_inbox */
+    u->link.next = head ? &head->link : NULL;
+    SKN_TSAN_RELEASE(&w->inbox); /* see drain_inbox_locked */
   } while (!atomic_compare_exchange_weak(&w->inbox, &head, u));
   if (atomic_exchange(&w->sleeping, 0)) {
     busy_up();
     skn_futex_wake(&w->sleeping, 1);
   }
+}
+
+/* Inline: skn_sched_wake is on every message's path that wakes a blocked receiver. */
+static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
+  skn_worker *w = skn_sched_unit_worker(u);
+  if (w == tls_worker) {
+    /* Two units now wait behind the one running: a worker asleep may want one. (One
+     * alone is the ping-pong of two units of a worker, which runs it next.) */
+    if (ready_push(w, u) && SKN_UNLIKELY(atomic_load_explicit(&sched_state.idle_sleepers, memory_order_relaxed) > 0))
+      wake_a_thief(w);
+    return;
+  }
+  inbox_push(w, u);
 }
 
 void skn_sched_wake(skn_unit *u) {
@@ -332,7 +386,7 @@ static void wait_on_futex(skn_unit *me) {
 }
 
 bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t value) {
-  skn_worker *w = me->kind == SKN_UNIT_ULT ? me->worker : NULL;
+  skn_worker *w = me->kind == SKN_UNIT_ULT ? skn_sched_unit_worker(me) : NULL;
   bool seen = false;
   uint64_t t0 = 0;
   pollers_enter(w);
@@ -359,12 +413,12 @@ void skn_sched_wait(skn_unit *me) {
     wait_on_futex(me);
     return;
   }
-  skn_worker *w = me->worker;
+  skn_worker *w = skn_sched_unit_worker(me);
   if (!skn_sched_worker_has_ready(w) && spin_for_notify(me, w)) return;
   uint32_t expect = SKN_UNIT_WAITING;
   if (!atomic_compare_exchange_strong(&me->state, &expect, SKN_UNIT_BLOCKED)) return;
-  /* Only this worker ever runs `me`, so a waker that enqueues it now cannot run it
-   * before the switch below saves its stack; but it may have queued it already. */
+  /* A waker may queue `me` from now on, and a thief take it, but no one runs it before
+   * the switch below has saved it (on_cpu); this worker may pop it itself. */
   skn_unit *next = ready_pop(w);
   if (next != me) switch_to(w, me, next);
 }
@@ -389,7 +443,8 @@ void skn_sched_wait_until(skn_unit *me, uint64_t deadline) {
     atomic_fetch_sub(&sched_state.timed, 1); /* else the waker did busy_up() */
     return;
   }
-  skn_worker *w = me->worker;
+  /* A unit in its worker's timer list is not movable (timer_remove below runs there). */
+  skn_worker *w = skn_sched_unit_worker(me);
   if (skn_now_ns() >= deadline) return;
   me->deadline = deadline;
   timer_insert(w, me);
@@ -416,19 +471,27 @@ void skn_sched_yield(void) {
     sched_yield();
     return;
   }
-  skn_worker *w = me->worker;
-  if (atomic_load_explicit(&w->inbox, memory_order_relaxed)) drain_inbox(w);
-  if (!w->ready_head) {
+  skn_worker *w = skn_sched_unit_worker(me);
+  if (SKN_UNLIKELY(w->timers != NULL)) fire_timers(w);
+  skn_readyq_node *next = NULL;
+  if (skn_sched_worker_has_ready(w)) {
+    skn_spin_lock(&w->ready.lock);
+    drain_inbox_locked(w);
+    if ((next = skn_readyq_pop_locked(&w->ready)))
+      skn_readyq_append_locked(&w->ready, &me->link, &me->link); /* behind every other ready unit */
+    skn_spin_unlock(&w->ready.lock);
+  }
+  if (!next) {
     poll_hook();
     return;
   }
-  ready_push(w, me); /* behind every other ready unit, so the pop below is not `me` */
-  switch_to(w, me, ready_pop(w));
+  switch_to(w, me, unit_of(next));
 }
 
 void skn_sched_exit(void) {
   skn_unit *me = skn_sched_current_tls;
-  skn_worker *w = me->worker;
+  skn_worker *w = skn_sched_unit_worker(me);
+  if (me->parent) skn_sched_unpin(me->parent);
   me->finished = true;
   w->exited = me;
   switch_to(w, me, NULL);
@@ -454,12 +517,82 @@ static long until_timer(skn_worker *w, long cap) {
   return d - now < (uint64_t)cap ? (long)(d - now) : cap;
 }
 
+/* ------------------------------------------------------------------ stealing */
+
+#define STEAL_AFTER_NS 50000ull  /* a ready unit waited this long behind a running one */
+#define STEAL_LOOK_EVERY 255u    /* idle spin iterations between looks at the others (a mask) */
+#define NAP_QUEUED_NS 1000000L   /* asleep while others have ready units: look this often */
+#define NAP_EMPTY_NS 5000000L    /* ... while none has (a missed wake_a_thief costs this) */
+
+/* Not movable: pinned units, and units in their worker's timer list (only that worker
+ * touches the list). Read under the queue's lock, while the unit is queued, so after its
+ * own last change to either. */
+static bool movable(const skn_readyq_node *n) {
+  const skn_unit *u = (const skn_unit *)n;
+  return !atomic_load_explicit(&((skn_unit *)u)->pinned, memory_order_relaxed) && !u->timed;
+}
+
+/* Whether victim v has had a ready unit waiting for STEAL_AFTER_NS with its queue's head
+ * standing still, as thief w has watched it (w's view of v is updated). */
+static bool victim_stalled(skn_worker *w, skn_worker *v, uint64_t *now) {
+  if (v->numa != w->numa || !skn_sched_worker_has_ready(v)) {
+    w->seen_at[v->id] = 0;
+    return false;
+  }
+  if (!*now) *now = skn_now_ns();
+  uint32_t pops = skn_readyq_pops(&v->ready);
+  if (!w->seen_at[v->id] || pops != w->seen_pops[v->id]) {
+    w->seen_pops[v->id] = pops;
+    w->seen_at[v->id] = *now;
+    return false;
+  }
+  return *now - w->seen_at[v->id] >= STEAL_AFTER_NS;
+}
+
+/* Whether some worker of w's node has ready units (w asleep naps shorter then). */
+static bool others_have_ready(skn_worker *w) {
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) {
+    skn_worker *v = &sched_state.workers[i];
+    if (v != w && v->numa == w->numa && skn_sched_worker_has_ready(v)) return true;
+  }
+  return false;
+}
+
+/* Takes one movable unit of a stalled victim into w's queue. Returns whether it did; with
+ * take false it only tells whether a victim is stalled. */
+static bool steal(skn_worker *w, bool take) {
+  uint64_t now = 0;
+  int n = sched_state.cfg.nworkers;
+  for (int k = 1; k < n; k++) {
+    skn_worker *v = &sched_state.workers[(w->id + k) % n];
+    if (!victim_stalled(w, v, &now)) continue;
+    if (!take) return true;
+    skn_spin_lock(&v->ready.lock);
+    drain_inbox_locked(v);
+    skn_readyq_node *node = skn_readyq_take_locked(&v->ready, movable);
+    /* under v's lock, so that skn_sched_spawn_helper pins its parent where it is */
+    if (node) atomic_store_explicit(&unit_of(node)->worker, w, memory_order_relaxed);
+    skn_spin_unlock(&v->ready.lock);
+    w->seen_at[v->id] = 0;
+    if (!node) continue;
+    unit_of(node)->moves++;
+    w->steals++;
+    ready_push(w, unit_of(node)); /* switch_to waits until v has saved it */
+    return true;
+  }
+  return false;
+}
+
 static void idle(skn_worker *w) {
-  bool work = false;
+  bool work = false, stealing = sched_state.cfg.steal;
   uint64_t t0 = 0;
   pollers_enter(w);
-  for (unsigned i = 0; i < sched_state.cfg.spin_iters && !work; i++) {
-    work = skn_sched_worker_has_ready(w) || (w->timers && until_timer(w, 1) == 0);
+  for (unsigned i = 0; i < sched_state.cfg.spin_iters; i++) {
+    if (skn_sched_worker_has_ready(w) || (w->timers && until_timer(w, 1) == 0) ||
+        (stealing && (i & STEAL_LOOK_EVERY) == STEAL_LOOK_EVERY && steal(w, true))) {
+      work = true;
+      break;
+    }
     if ((i & SKN_POLL_EVERY) == 0 && poll_and_yield()) {
       i = 0; /* the poll may have readied a unit: look before pausing */
       t0 = 0;
@@ -472,25 +605,55 @@ static void idle(skn_worker *w) {
   if (work) return;
   atomic_store(&w->sleeping, 1);
   busy_down();
-  if (skn_sched_worker_has_ready(w)) {
+  /* after the store: the worker that ends the last unit wakes sleepers (wake_all_workers) */
+  if (skn_sched_worker_has_ready(w) || atomic_load(&sched_state.live) == 0) {
     if (atomic_exchange(&w->sleeping, 0)) busy_up();
     return;
   }
   before_sleep();
-  uint64_t epoch = atomic_load(&sched_state.epoch);
+  uint64_t epoch = atomic_load(&sched_state.epoch), slept_from = skn_now_ns();
+  bool listed = false; /* in idle_sleepers: wake_a_thief may wake it */
+  const long cap = (long)sched_state.cfg.stall_ms * 1000000L;
   while (atomic_load(&w->sleeping)) {
-    long cap = (long)sched_state.cfg.stall_ms * 1000000L, t = until_timer(w, cap);
+    long t = until_timer(w, cap);
     if (t == 0) break; /* a timed wait is due */
+    if (stealing) { /* nap, to look at the others now and then */
+      bool queued = others_have_ready(w);
+      if (queued == listed) {
+        atomic_fetch_add(&sched_state.idle_sleepers, listed ? -1 : 1);
+        listed = !listed;
+      }
+      long nap = queued ? NAP_QUEUED_NS : NAP_EMPTY_NS;
+      if (nap < t) t = nap;
+    }
     if (!skn_futex_wait(&w->sleeping, 1, t)) {
-      if (t == cap) maybe_stall(epoch);
-      if (skn_sched_worker_has_ready(w) || until_timer(w, 1) == 0) break;
+      if (skn_sched_worker_has_ready(w) || until_timer(w, 1) == 0 || (stealing && steal(w, false))) break;
+      uint64_t now = skn_now_ns();
+      if (!w->timers && now - slept_from >= (uint64_t)cap) {
+        maybe_stall(epoch);
+        slept_from = now;
+      }
     }
   }
+  if (listed) atomic_fetch_sub(&sched_state.idle_sleepers, 1);
   if (atomic_exchange(&w->sleeping, 0)) busy_up(); /* woke by timeout or spuriously */
+}
+
+/* Wakes every sleeping worker: the last unit ended. */
+static void wake_all_workers(void) {
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) {
+    skn_worker *w = &sched_state.workers[i];
+    if (atomic_exchange(&w->sleeping, 0)) {
+      busy_up();
+      skn_futex_wake(&w->sleeping, 1);
+    }
+  }
 }
 
 static void worker_loop(skn_worker *w) {
   tls_worker = w;
+  w->errno_loc = &errno;
+  w->idle_from = skn_now_ns();
   atomic_store_explicit(&w->tid, (int)gettid(), memory_order_relaxed);
   skn_sched_current_tls = NULL;
 #ifdef SKN_TSAN
@@ -515,10 +678,11 @@ static void worker_loop(skn_worker *w) {
     if (w->exited) {
       free_unit_stack(w->exited);
       w->exited = NULL;
-      atomic_fetch_sub(&w->live, 1);
+      if (atomic_fetch_sub(&sched_state.live, 1) == 1) wake_all_workers();
     }
-    if (atomic_load(&w->live) == 0) break;
+    if (atomic_load(&sched_state.live) == 0) break;
     skn_unit *u = ready_pop(w);
+    if (!u && sched_state.cfg.steal && steal(w, true)) u = ready_pop(w);
     if (u) switch_to(w, NULL, u);
     else idle(w);
   }
@@ -542,10 +706,24 @@ int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
   if (sched_state.cfg.nworkers < 1) sched_state.cfg.nworkers = 1;
   if (sched_state.cfg.stall_ms == 0) sched_state.cfg.stall_ms = 1000;
   if (hooks) sched_state.hooks = *hooks;
-  sched_state.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)sched_state.cfg.nworkers);
+  else memset(&sched_state.hooks, 0, sizeof sched_state.hooks);
+  int n = sched_state.cfg.nworkers;
+  if (n == 1) sched_state.cfg.steal = false;
+  atomic_store(&sched_state.live, 0);
+  atomic_store(&sched_state.idle_sleepers, 0);
+  sched_state.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)n);
   if (!sched_state.workers) return -1;
-  memset(sched_state.workers, 0, sizeof(skn_worker) * (size_t)sched_state.cfg.nworkers);
-  for (int i = 0; i < sched_state.cfg.nworkers; i++) sched_state.workers[i].id = i;
+  memset(sched_state.workers, 0, sizeof(skn_worker) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    skn_worker *w = &sched_state.workers[i];
+    w->id = i;
+    w->numa = sched_state.cfg.steal ? skn_hwtopo_numa_of_worker(i) : 0;
+    if (sched_state.cfg.steal) {
+      w->seen_pops = calloc((size_t)n, sizeof *w->seen_pops);
+      w->seen_at = calloc((size_t)n, sizeof *w->seen_at);
+      if (!w->seen_pops || !w->seen_at) return -1;
+    }
+  }
   return 0;
 }
 
@@ -557,7 +735,8 @@ skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner
   return skn_sched_spawn_sized(worker, fn, arg, owner, sched_state.cfg.stack_size);
 }
 
-skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void *owner, size_t stack_size) {
+static skn_unit *spawn_unit(int worker, void (*fn)(void *), void *arg, void *owner, size_t stack_size,
+                            skn_unit *parent) {
   if (worker < 0 || worker >= sched_state.cfg.nworkers) return NULL;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t usable = (stack_size + page - 1) & ~(page - 1);
@@ -578,7 +757,10 @@ skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void 
     return NULL;
   }
   u->kind = SKN_UNIT_ULT;
-  u->worker = &sched_state.workers[worker];
+  atomic_store_explicit(&u->worker, &sched_state.workers[worker], memory_order_relaxed);
+  u->parent = parent;
+  u->home = worker;
+  atomic_store_explicit(&u->pinned, parent ? 1 : 0, memory_order_relaxed);
   u->owner = owner;
   u->entry = fn;
   u->arg = arg;
@@ -596,10 +778,47 @@ skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void 
   rec->next = atomic_load(&ult_records);
   while (!atomic_compare_exchange_weak(&ult_records, &rec->next, rec)) {
   }
-  atomic_fetch_add(&u->worker->live, 1);
+  atomic_fetch_add(&sched_state.live, 1);
   if (sched_state.running) make_ready(u); /* its worker's queue, or inbox from elsewhere */
-  else ready_push(u->worker, u);
+  else ready_push(skn_sched_unit_worker(u), u);
   return u;
+}
+
+skn_unit *skn_sched_spawn_sized(int worker, void (*fn)(void *), void *arg, void *owner, size_t stack_size) {
+  return spawn_unit(worker, fn, arg, owner, stack_size, NULL);
+}
+
+skn_unit *skn_sched_spawn_helper(skn_unit *parent, void (*fn)(void *), void *arg, size_t stack_size) {
+  /* Pin the parent where it is. It may be queued, and a thief moves a unit under its old
+   * queue's lock: pinning under the same lock, once the worker read is still the parent's,
+   * leaves no moment at which it could go. */
+  skn_worker *w;
+  for (;;) {
+    w = skn_sched_unit_worker(parent);
+    skn_spin_lock(&w->ready.lock);
+    bool here = skn_sched_unit_worker(parent) == w;
+    if (here) skn_sched_pin(parent);
+    skn_spin_unlock(&w->ready.lock);
+    if (here) break;
+  }
+  skn_unit *u = spawn_unit(w->id, fn, arg, parent->owner, stack_size, parent);
+  if (!u) skn_sched_unpin(parent);
+  return u;
+}
+
+void skn_sched_move_to(skn_unit *me, int to) {
+  if (!skn_sched_can_switch(me) || to < 0 || to >= sched_state.cfg.nworkers) return;
+  skn_worker *w = skn_sched_unit_worker(me), *t = &sched_state.workers[to];
+  if (t == w || atomic_load_explicit(&me->pinned, memory_order_relaxed)) return;
+  atomic_store_explicit(&me->worker, t, memory_order_relaxed);
+  me->moves++;
+  inbox_push(t, me); /* t runs it once the switch below has saved it */
+  switch_to(w, me, ready_pop(w));
+}
+
+void skn_sched_worker_stats_of(int worker, skn_sched_worker_stats *out) {
+  skn_worker *w = &sched_state.workers[worker];
+  *out = (skn_sched_worker_stats){.idle_ns = w->idle_ns, .steals = w->steals};
 }
 
 void skn_sched_run(void) {
@@ -633,14 +852,14 @@ skn_unit *skn_sched_adopt_thread(void *owner) {
   /* Units are recycled, never freed: a waker may still hold a pointer to one. */
   skn_spin_lock(&sched_state.adopt_lock);
   skn_unit *u = sched_state.adopt_free;
-  if (u) sched_state.adopt_free = u->next;
+  if (u) sched_state.adopt_free = (skn_unit *)u->link.next;
   skn_spin_unlock(&sched_state.adopt_lock);
   if (!u && !(u = calloc(1, sizeof *u))) return NULL;
   atomic_store(&u->state, SKN_UNIT_RUNNING);
   u->kind = SKN_UNIT_KTHREAD;
-  u->worker = NULL;
+  atomic_store_explicit(&u->worker, NULL, memory_order_relaxed);
   u->owner = owner;
-  u->next = NULL;
+  u->link.next = NULL;
   busy_up();
   skn_sched_current_tls = u;
   return u;
@@ -652,7 +871,7 @@ void skn_sched_release_thread(void) {
   skn_sched_current_tls = NULL;
   busy_down();
   skn_spin_lock(&sched_state.adopt_lock);
-  u->next = sched_state.adopt_free;
+  u->link.next = (skn_readyq_node *)sched_state.adopt_free;
   sched_state.adopt_free = u;
   skn_spin_unlock(&sched_state.adopt_lock);
 }
@@ -667,6 +886,7 @@ void skn_sched_release_thread(void) {
 
 static struct {
   unsigned ms;
+  bool alone;
   void (*report)(int, skn_unit *);
 } WD;
 
@@ -771,9 +991,11 @@ static void *watchdog_main(void *unused) {
       skn_worker *w = &sched_state.workers[i];
       uint64_t sw = atomic_load_explicit(&w->switches, memory_order_relaxed);
       skn_unit *cur = atomic_load_explicit(&w->current, memory_order_relaxed);
+      /* Others wait for the worker; or, units having moved away from it, every other unit
+       * waits (for the held one, in a job of one process: nothing else can wake them). */
+      bool quiet = WD.alone && atomic_load(&sched_state.busy) == 1 && atomic_load(&sched_state.timed) == 0;
       bool stuck = cur && sw == last[i] && atomic_load(&cur->state) == SKN_UNIT_RUNNING &&
-                   (__atomic_load_n(&w->ready_head, __ATOMIC_RELAXED) ||
-                    atomic_load_explicit(&w->inbox, memory_order_relaxed)) &&
+                   (skn_sched_worker_has_ready(w) || quiet) &&
                    kthread_waits_on_job(atomic_load_explicit(&w->tid, memory_order_relaxed));
       last[i] = sw;
       if (!stuck) {
@@ -789,8 +1011,9 @@ static void *watchdog_main(void *unused) {
   return NULL;
 }
 
-void skn_sched_start_watchdog(unsigned ms, void (*report)(int, skn_unit *)) {
+void skn_sched_start_watchdog(unsigned ms, bool alone, void (*report)(int, skn_unit *)) {
   WD.ms = ms ? ms : 1000;
+  WD.alone = alone;
   WD.report = report;
   pthread_t t;
   pthread_attr_t a;

@@ -6,7 +6,10 @@
 
 #include "base/base.h"
 
-SKN_INTERNAL void skn_ctx_switch(void **save_sp, void *load_sp);
+/* Saves the current context in *save_sp, then clears *saved (when not NULL: the mark that
+ * the context may now be resumed by another thread, a plain byte store, which is a
+ * release on x86-64), then resumes the context at load_sp. */
+SKN_INTERNAL void skn_ctx_switch(void **save_sp, void *load_sp, _Atomic(uint8_t) *saved);
 SKN_INTERNAL void skn_ctx_trampoline(void);
 
 /* Builds the initial frame of a context that will call entry(arg) on the stack that

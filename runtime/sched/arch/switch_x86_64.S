@@ -1,7 +1,9 @@
 /* User-level context switch for x86-64 System V.
- * void skn_ctx_switch(void **save_sp, void *load_sp)
+ * void skn_ctx_switch(void **save_sp, void *load_sp, _Atomic(uint8_t) *saved)
  *   Pushes the callee-saved registers, MXCSR and the x87 control word on the current
- *   stack, stores the stack pointer in *save_sp, loads load_sp and pops the same frame.
+ *   stack, stores the stack pointer in *save_sp, clears the byte *saved (if not NULL:
+ *   from then on another thread may resume the saved context; x86-64 keeps stores in
+ *   order, so the clear is a release), loads load_sp and pops the same frame.
  * skn_ctx_trampoline: first "return address" of a new context; r12 = entry, r13 = arg. */
     .text
     .globl  skn_ctx_switch
@@ -19,6 +21,10 @@ skn_ctx_switch:
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
     movq    %rsp, (%rdi)
+    testq   %rdx, %rdx
+    jz      1f
+    movb    $0, (%rdx)
+1:
     movq    %rsi, %rsp
     ldmxcsr (%rsp)
     fldcw   4(%rsp)
