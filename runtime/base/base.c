@@ -129,3 +129,8 @@ long long skn_env_int(const char *name, long long dflt) {
   if (errno || end == v || *end) skn_fatal("SKEIN_%s=%s is not an integer", name, v);
   return x;
 }
+
+/* mpi.h's errno (exported: programs call it): the calling kernel thread's, looked up at
+ * each call, because a rank may have moved to another thread since its last look. */
+SKN_EXPORT int *skein_errno_location(void);
+int *skein_errno_location(void) { return &errno; }

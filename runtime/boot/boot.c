@@ -182,6 +182,11 @@ SKN_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
     free(rec);
   } else {
     skn_blocking_thread_started(rec, *t);
+    /* A rank that made kernel threads stays on its worker from now on: libgomp keeps its
+     * thread pool, whose threads act for this rank, per kernel thread of the master (and
+     * the threads were placed near it). Pinned for good: the count is never undone. */
+    skn_unit *me = skn_sched_self();
+    if (me && me->kind == SKN_UNIT_ULT) skn_sched_pin(me);
   }
   return rc;
 }

@@ -342,6 +342,16 @@ static inline bool spin_expired(unsigned i, uint64_t *t0) {
   return now - *t0 > SPIN_MAX_NS;
 }
 
+static bool steal(skn_worker *w, bool take);
+#define STEAL_LOOK_EVERY 255u /* spin iterations between looks at the other workers (a mask) */
+
+/* Whether a unit spinning on worker w should stop and let w take work from a busy worker
+ * (a spinning unit keeps its worker from stealing: without this, a wait shorter than the
+ * spin budget would never balance anything). */
+static inline bool steal_instead(skn_worker *w, unsigned i) {
+  return w && sched_state.cfg.steal && (i & STEAL_LOOK_EVERY) == STEAL_LOOK_EVERY && steal(w, false);
+}
+
 static void before_sleep(void) {
   if (sched_state.hooks.sleep) sched_state.hooks.sleep();
 }
@@ -356,7 +366,7 @@ static bool spin_for_notify(skn_unit *me, skn_worker *w) {
       notified = true;
       break;
     }
-    if (w && skn_sched_worker_has_ready(w)) break;
+    if (w && (skn_sched_worker_has_ready(w) || steal_instead(w, i))) break;
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
       i = -1u; /* the poll may have done it: look before pausing */
       t0 = 0;
@@ -395,7 +405,7 @@ bool skn_sched_poll_word_slow(skn_unit *me, _Atomic(uintptr_t) *word, uintptr_t 
       seen = true;
       break;
     }
-    if (w && skn_sched_worker_has_ready(w)) break;
+    if (w && (skn_sched_worker_has_ready(w) || steal_instead(w, i))) break;
     if ((i & SKN_POLL_EVERY) == SKN_POLL_EVERY && poll_and_yield()) {
       i = -1u; /* the poll may have done it: look before pausing */
       t0 = 0;
@@ -520,7 +530,6 @@ static long until_timer(skn_worker *w, long cap) {
 /* ------------------------------------------------------------------ stealing */
 
 #define STEAL_AFTER_NS 50000ull  /* a ready unit waited this long behind a running one */
-#define STEAL_LOOK_EVERY 255u    /* idle spin iterations between looks at the others (a mask) */
 #define NAP_QUEUED_NS 1000000L   /* asleep while others have ready units: look this often */
 #define NAP_EMPTY_NS 5000000L    /* ... while none has (a missed wake_a_thief costs this) */
 
@@ -532,10 +541,11 @@ static bool movable(const skn_readyq_node *n) {
   return !atomic_load_explicit(&((skn_unit *)u)->pinned, memory_order_relaxed) && !u->timed;
 }
 
-/* Whether victim v has had a ready unit waiting for STEAL_AFTER_NS with its queue's head
- * standing still, as thief w has watched it (w's view of v is updated). */
+/* Whether victim v has had a ready unit waiting for STEAL_AFTER_NS behind a running unit,
+ * its queue's head standing still, as thief w has watched it (w's view of v is updated). */
 static bool victim_stalled(skn_worker *w, skn_worker *v, uint64_t *now) {
-  if (v->numa != w->numa || !skn_sched_worker_has_ready(v)) {
+  /* a unit must wait behind a running one, not for a worker that is waking up */
+  if (v->numa != w->numa || !skn_sched_worker_has_ready(v) || !atomic_load_explicit(&v->current, memory_order_relaxed)) {
     w->seen_at[v->id] = 0;
     return false;
   }
