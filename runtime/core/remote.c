@@ -12,6 +12,7 @@
  * (remote_progress.c), so that nothing burns a core while every rank sleeps. The files
  * of this transport are listed in remote.h. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,15 @@ static void on_rndv_send_done(void *arg, int status) {
   send_finished(arg);
 }
 
+static void ucx_send_body(skn_rank *me, const skn_msg *m, skn_req *sreq);
+/* UCX's socket calls leave EAGAIN and the like in errno, which is the sending rank's. */
 static void ucx_send(skn_rank *me, const skn_msg *m, skn_req *sreq) {
+  int saved = errno;
+  ucx_send_body(me, m, sreq);
+  errno = saved;
+}
+
+static void ucx_send_body(skn_rank *me, const skn_msg *m, skn_req *sreq) {
   skn_req stack_req; /* a blocking send waits on it: sync, payload, peer, net_pending */
   skn_req *r = sreq;
   if (!r) {
