@@ -452,7 +452,7 @@ static int impl_Type_match_size(skn_rank *me, const char *fn, int typeclass, int
         : MPI_DATATYPE_NULL;
     break;
   case MPI_TYPECLASS_COMPLEX:
-    r = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16
+    r = size == 8 ? MPI_COMPLEX : size == 16 ? MPI_DOUBLE_COMPLEX
         : size == (int)(2 * sizeof(long double)) ? MPI_C_LONG_DOUBLE_COMPLEX : MPI_DATATYPE_NULL;
     break;
   default:

@@ -20,8 +20,8 @@ static const struct {
   int p, r;
   MPI_Datatype real, complex;
 } reals[] = {
-    {6, 37, MPI_REAL4, MPI_COMPLEX8},
-    {15, 307, MPI_REAL8, MPI_COMPLEX16},
+    {6, 37, MPI_REAL4, MPI_COMPLEX},
+    {15, 307, MPI_REAL8, MPI_DOUBLE_COMPLEX},
     {18, 4931, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX},
     {33, 4931, MPI_REAL16, MPI_COMPLEX32},
 };
