@@ -58,6 +58,9 @@ typedef struct skn_api_rank {
   int file_errh;
   /* the state of MPI_COMM_WORLD's and MPI_COMM_SELF's views, given to them at MPI_Init */
   skn_api_comm_state world, self;
+  /* the types MPI_Type_create_f90_* returned, one per (combiner, p, r) (f90types.c) */
+  struct skn_f90_type *f90;
+  int nf90;
 } skn_api_rank;
 
 SKN_INTERNAL skn_api_rank *skn_api_rank_new(skn_rank *me);
@@ -236,5 +239,14 @@ SKN_INTERNAL void skn_api_persistent_free(skn_req *r);
  * keyval ends (freed and its last attribute deleted), e.g. the Fortran bindings' record of
  * the Fortran callbacks (attr.c). */
 SKN_INTERNAL void skn_api_keyval_own_extra(int keyval, void (*release)(void *extra));
+/* The Fortran bindings' side of MPI-3.1 17.2.7: whether the calling rank's attribute of
+ * keyval on the communicator, datatype or window `handle` was set from Fortran (after
+ * marking it so, when mark). Such a value reaches C as a pointer to the storage that holds
+ * it, Fortran as the value (attr.c). */
+SKN_INTERNAL bool skn_api_attr_fortran(int handle, int keyval, bool mark);
+/* A new committed type of combiner MPI_COMBINER_F90_* standing for the predefined type
+ * base, with contents ints[0..ni) (datatype.c, for f90types.c). */
+SKN_INTERNAL int skn_api_type_f90(skn_rank *me, const char *fn, int combiner, int ni, const int *ints,
+                                  MPI_Datatype base, MPI_Datatype *newtype);
 
 #endif

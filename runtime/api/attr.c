@@ -236,10 +236,11 @@ static int attr_set(skn_rank *me, const char *fn, const attr_obj *o, int keyval,
   skn_rank_lock(me);
   if ((a = find(*o->list, keyval))) { /* (the callback may have removed it) */
     a->val = attribute_val;
+    a->fortran = false; /* C's until skn_api_attr_fortran marks it */
     free(fresh);
     fresh = a;
   } else if (fresh) {
-    *fresh = (skn_attr){*o->list, keyval, attribute_val};
+    *fresh = (skn_attr){*o->list, keyval, attribute_val, false};
     *o->list = fresh;
     kv_get(me, keyval)->refs++;
   }
@@ -255,7 +256,7 @@ static int attr_get(skn_rank *me, const char *fn, const attr_obj *o, int keyval,
   skn_rank_lock(me);
   skn_attr *a = o->list ? find(*o->list, keyval) : NULL;
   *flag = a != NULL;
-  if (a) *(void **)attribute_val = a->val;
+  if (a) *(void **)attribute_val = a->fortran ? (void *)&a->val : a->val;
   skn_rank_unlock(me);
   return MPI_SUCCESS;
 }
@@ -307,7 +308,9 @@ int skn_attr_copy_all(skn_rank *me, int oldhandle, skn_attr *from, skn_attr **to
       rc = MPI_ERR_NO_MEM;
       break;
     }
-    *a = (skn_attr){NULL, snap[i].keyval, out};
+    /* a copy of a Fortran value (Fortran's callbacks, or C's MPI_*_DUP_FN that stand for
+     * Fortran's) is a Fortran value */
+    *a = (skn_attr){NULL, snap[i].keyval, out, snap[i].fortran};
     skn_rank_lock(me);
     *tail = a;
     tail = &a->next;
@@ -330,6 +333,40 @@ int skn_attr_delete_all(skn_rank *me, int handle, skn_attr **list) {
     if (rc != MPI_SUCCESS) return rc;
     unlink_attr(me, list, keyval);
   }
+}
+
+static skn_type_meta *type_meta(skn_rank *me, MPI_Datatype t, bool create);
+
+bool skn_api_attr_fortran(int handle, int keyval, bool mark) {
+  skn_rank *me = skn_api_self_any("skn_api_attr_fortran");
+  skn_attr **list = NULL;
+  skn_rank_lock(me);
+  switch ((unsigned)handle >> 24) {
+  case SKN_KIND_COMM: {
+    skn_rank_unlock(me);
+    skn_comm_view *v = skn_api_comm(me, handle);
+    skn_rank_lock(me);
+    list = v ? &v->api->attrs : NULL;
+    break;
+  }
+  case SKN_KIND_DATATYPE: {
+    skn_type_meta *m = type_meta(me, handle, false);
+    list = m ? &m->attrs : NULL;
+    break;
+  }
+  case SKN_KIND_WIN: {
+    skn_rank_unlock(me);
+    skn_win_view *v = skn_api_win(me, handle);
+    skn_rank_lock(me);
+    list = v ? &v->attrs : NULL;
+    break;
+  }
+  }
+  skn_attr *a = list ? find(*list, keyval) : NULL;
+  if (a && mark) a->fortran = true;
+  bool fortran = a && a->fortran;
+  skn_rank_unlock(me);
+  return fortran;
 }
 
 /* ------------------------------------------------------------------ communicator attributes */
@@ -424,8 +461,14 @@ static int impl_Type_set_name(skn_rank *me, const char *fn, MPI_Datatype t, cons
   return MPI_SUCCESS;
 }
 
-static int impl_Type_get_name(skn_rank *me, const char *fn, MPI_Datatype t, const skn_dtype *d, char *name,
-                              int *resultlen) {
+static int impl_Type_get_name(skn_rank *me, const char *fn, MPI_Datatype t, char *name, int *resultlen) {
+  const skn_dtype *d = skn_api_dtype_any(me, t);
+  if (!d && (t == MPI_LB || t == MPI_UB)) { /* markers, not types, but named as MPICH names them */
+    snprintf(name, MPI_MAX_OBJECT_NAME, "%s", t == MPI_LB ? "MPI_LB" : "MPI_UB");
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+  }
+  if (!d) return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn, "datatype=%#x is not a valid datatype", (unsigned)t);
   skn_rank_lock(me);
   skn_type_meta *m = type_meta(me, t, false);
   /* a name set by this rank, else the predefined type's own, else "" */

@@ -360,11 +360,14 @@ static int op_lookup(coll_ctx *x, MPI_Op op, MPI_Datatype dt, const skn_dtype *t
   a->st = a->rt = t;
   if (idx < SKN_OP_PREDEFINED_COUNT) {
     unsigned ti = (unsigned)dt & 0xffffffu;
-    bool predefined_type = ((unsigned)dt >> 24) == SKN_KIND_DATATYPE && ti > 0 && ti < SKN_DT_PREDEFINED_COUNT;
+    const skn_dtype *f90 = skn_dt_f90_base(t); /* predefined too (MPI-3.1 17.1.9) */
+    if (f90) ti = (unsigned)(f90 - skn_dt_predefined);
+    bool predefined_type = f90 || (((unsigned)dt >> 24) == SKN_KIND_DATATYPE && ti > 0 && ti < SKN_DT_PREDEFINED_COUNT);
     if (!predefined_type || !skn_op_defined((int)idx, (int)ti))
       return skn_api_error(x->me, x->comm, MPI_ERR_OP, x->fn, "op %u is not defined for datatype %s", idx,
                            predefined_type ? skn_dt_predefined[ti].name : "(derived)");
     a->op = (int)idx;
+    if (f90) a->dt_handle = SKN_DT((int)ti); /* what the core applies the operation to */
     return MPI_SUCCESS;
   }
   idx -= SKN_OP_PREDEFINED_COUNT;
@@ -514,7 +517,7 @@ static int impl_Reduce_local(skn_rank *me, const char *fn, const void *inbuf, vo
     int len = count, h = dt;
     a.user_fn((void *)(uintptr_t)inbuf, inoutbuf, &len, &h);
   } else {
-    skn_op_apply(a.op, (int)((unsigned)dt & 0xffffffu), inbuf, inoutbuf, (size_t)count);
+    skn_op_apply(a.op, (int)((unsigned)a.dt_handle & 0xffffffu), inbuf, inoutbuf, (size_t)count);
   }
   return MPI_SUCCESS;
 }

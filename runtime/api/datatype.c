@@ -304,6 +304,16 @@ static int impl_Type_dup(skn_rank *me, const char *fn, MPI_Datatype oldtype, con
   return MPI_SUCCESS;
 }
 
+int skn_api_type_f90(skn_rank *me, const char *fn, int combiner, int ni, const int *ints, MPI_Datatype base,
+                     MPI_Datatype *newtype) {
+  int rc = make_type(me, fn, combiner, ni, ints, 0, NULL, 1, &base, newtype);
+  if (rc != MPI_SUCCESS) return rc;
+  skn_rank_lock(me);
+  int err = skn_dt_commit(dt_any(me, *newtype));
+  skn_rank_unlock(me);
+  return err == SKN_OK ? MPI_SUCCESS : skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
+}
+
 /* ------------------------------------------------------------------ commit, free */
 
 static int impl_Type_commit(skn_rank *me, const char *fn, MPI_Datatype *datatype) {
@@ -325,6 +335,11 @@ static int impl_Type_free(skn_rank *me, const char *fn, MPI_Datatype *datatype) 
   }
   skn_rank_lock(me);
   skn_dtype *t = slot >= 1 ? skn_dt_table_get(me, slot) : NULL;
+  if (t && skn_dt_f90_base(t)) { /* MPI_Type_create_f90_*'s are predefined (MPI-3.1 17.1.9) */
+    skn_rank_unlock(me);
+    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_TYPE, fn,
+                         "datatype=%#x is predefined (MPI_Type_create_f90_*) and cannot be freed", (unsigned)*datatype);
+  }
   if (t) {
     skn_dt_table_remove(me, slot);
     skn_dt_release(me, t); /* kept while a pending request uses it */

@@ -429,8 +429,9 @@ static int impl_Win_get_errhandler(skn_rank *me, const char *fn, MPI_Win win, sk
 }
 
 static int impl_Win_call_errhandler(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int errorcode) {
-  int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
-  skn_api_win_error(me, win, cls, fn, "errorcode=%d", errorcode);
+  /* the handler gets the code itself, added ones included (as the communicator's) */
+  int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
+  skn_api_win_error(me, win, code, fn, "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
 

@@ -1230,8 +1230,9 @@ static int impl_File_get_errhandler(skn_rank *me, const char *fn, MPI_File fh, s
 }
 
 static int impl_File_call_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int errorcode) {
-  int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
-  skn_api_error(me, fh, cls, fn, "errorcode=%d", errorcode);
+  /* the handler gets the code itself, added ones included (as the communicator's) */
+  int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
+  skn_api_error(me, fh, code, fn, "errorcode=%d", errorcode);
   return MPI_SUCCESS;
 }
 

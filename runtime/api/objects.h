@@ -106,6 +106,7 @@ typedef struct skn_attr {
   struct skn_attr *next;    /* newest first */
   int keyval;
   void *val;
+  bool fortran; /* set from Fortran, a value: C reads a pointer to val (MPI-3.1 17.2.7) */
 } skn_attr;
 
 /* A rank's name and attributes for one datatype handle (predefined or derived). */

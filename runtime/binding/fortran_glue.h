@@ -67,10 +67,35 @@ static inline int *skn_fweights(int *w) {
  * reference, C takes the value as a pointer. */
 static inline void *skn_fattr(void *p) { return (void *)*(MPI_Aint *)p; }
 
+/* Request indices (MPI_WAITANY ...; functions.txt's findex): C's are 0-based, Fortran's
+ * 1-based; MPI_UNDEFINED (negative) stays, and so does what C did not write (an argument
+ * error): the glue hands C a temporary holding SKN_FINDEX_UNSET. An array of indices is
+ * valid when the call succeeded or reported MPI_ERR_IN_STATUS, and then holds n of them
+ * (MPI_UNDEFINED: none). */
+#define SKN_FINDEX_UNSET (-2147483647 - 1)
+static inline void skn_findex_out(int c, MPI_Fint *f) {
+  if (c != SKN_FINDEX_UNSET) *f = c >= 0 ? c + 1 : c;
+}
+static inline void skn_findices_out(int rc, int n, MPI_Fint *idx) {
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+  for (int i = 0; i < n; i++)
+    if (idx[i] >= 0) idx[i]++;
+}
+/* MPI-1's default INTEGER displacements and extents (functions.txt's fint): an array
+ * widened for C (free it; NULL when n <= 0), a result narrowed for Fortran (MPI_ERR_ARG if
+ * it does not fit, as MPICH's MPI_ADDRESS reports). */
+MPI_Aint *skn_faints(const MPI_Fint *a, int n) __attribute__((visibility("hidden")));
+static inline int skn_fint_out(MPI_Fint *dst, MPI_Aint v) {
+  *dst = (MPI_Fint)v;
+  return (MPI_Aint)*dst == v ? MPI_SUCCESS : MPI_ERR_ARG;
+}
+
 /* CHARACTER arguments: a C copy without the trailing blanks (free it), a C buffer for an
  * output of len characters into which C writes up to max, and its copy back, blank-padded
  * (frees the buffer). */
 char *skn_fstr_in(const char *s, size_t len) __attribute__((visibility("hidden")));
+/* (leading blanks dropped too: info keys and values, functions.txt's ftrim) */
+char *skn_fstr_in_trim(const char *s, size_t len) __attribute__((visibility("hidden")));
 char *skn_fstr_buf(size_t len, long max) __attribute__((visibility("hidden")));
 void skn_fstr_out(char *dst, size_t len, char *buf) __attribute__((visibility("hidden")));
 #endif

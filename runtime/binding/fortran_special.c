@@ -27,6 +27,11 @@ char *skn_fstr_in(const char *s, size_t len) {
   return c;
 }
 
+char *skn_fstr_in_trim(const char *s, size_t len) {
+  while (len > 0 && *s == ' ') s++, len--;
+  return skn_fstr_in(s, len);
+}
+
 char *skn_fstr_buf(size_t len, long max) {
   /* C writes up to max characters (functions.txt's max=) whatever the Fortran length; a
    * negative length argument is C's to reject */
@@ -44,6 +49,15 @@ void skn_fstr_out(char *dst, size_t len, char *buf) {
   free(buf);
 }
 
+/* ---- MPI-1's INTEGER displacements */
+MPI_Aint *skn_faints(const MPI_Fint *a, int n) {
+  if (n <= 0) return NULL;
+  MPI_Aint *w = malloc((size_t)n * sizeof *w);
+  if (!w) skn_fatal("Fortran binding: out of memory for an array of displacements");
+  for (int i = 0; i < n; i++) w[i] = a[i];
+  return w;
+}
+
 /* ---- attributes */
 static int is_predefined_key(int keyval) { return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE; }
 
@@ -58,13 +72,18 @@ static MPI_Aint win_attr_out(int keyval, void *v) {
   return (MPI_Aint)v;
 }
 
+/* MPI-3.1 17.2.7: a value set from Fortran reaches C as a pointer to its storage and
+ * Fortran as itself; set from C, Fortran gets the pointer as an address. The C calls do the
+ * work (interposers see them); skn_api_attr_fortran marks and tells which it is. */
+#define fattr_out(obj, keyval, v) (skn_api_attr_fortran(obj, keyval, false) ? *(MPI_Aint *)(v) : attr_out(keyval, v))
+
 #define GET_ATTR(fname, cfn, obj_t)                                                                        \
   SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierr) { \
     void *v = NULL;                                                                                        \
     int f = 0;                                                                                             \
     *ierr = cfn(*obj, *keyval, &v, &f);                                                                    \
     *flag = f != 0;                                                                                        \
-    if (*ierr == MPI_SUCCESS && f) *val = attr_out(*keyval, v);                                            \
+    if (*ierr == MPI_SUCCESS && f) *val = fattr_out(*obj, *keyval, v);                                     \
   }
 GET_ATTR(mpi_comm_get_attr_, MPI_Comm_get_attr, MPI_Comm)
 GET_ATTR(pmpi_comm_get_attr_, PMPI_Comm_get_attr, MPI_Comm)
@@ -78,6 +97,7 @@ GET_ATTR(pmpi_win_get_attr_, PMPI_Win_get_attr, MPI_Win)
 #define SET_ATTR(fname, cfn, obj_t)                                                                 \
   SKN_FEXPORT void fname(const obj_t *obj, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierr) { \
     *ierr = cfn(*obj, *keyval, (void *)*val);                                                       \
+    if (*ierr == MPI_SUCCESS) skn_api_attr_fortran(*obj, *keyval, true);                            \
   }
 SET_ATTR(mpi_comm_set_attr_, MPI_Comm_set_attr, MPI_Comm)
 SET_ATTR(pmpi_comm_set_attr_, PMPI_Comm_set_attr, MPI_Comm)
@@ -93,7 +113,7 @@ SET_ATTR(pmpi_win_set_attr_, PMPI_Win_set_attr, MPI_Win)
     void *v = NULL;                                                                                      \
     int f = 0, rc = cfn(obj, keyval, &v, &f);                                                            \
     *flag = f != 0;                                                                                      \
-    if (rc == MPI_SUCCESS && f) *val = attr_out(keyval, v);                                              \
+    if (rc == MPI_SUCCESS && f) *val = fattr_out(obj, keyval, v);                                        \
     if (ierror) *ierror = rc;                                                                            \
   }
 F08_GET_ATTR(MPI_Comm_get_attr_f08, MPI_Comm_get_attr, MPI_Comm)
@@ -108,6 +128,7 @@ F08_GET_ATTR(PMPI_Win_get_attr_f08, PMPI_Win_get_attr, MPI_Win)
 #define F08_SET_ATTR(fname, cfn, obj_t)                                                   \
   SKN_FEXPORT void fname(obj_t obj, MPI_Fint keyval, MPI_Aint val, MPI_Fint *ierror) { \
     int rc = cfn(obj, keyval, (void *)val);                                              \
+    if (rc == MPI_SUCCESS) skn_api_attr_fortran(obj, keyval, true);                      \
     if (ierror) *ierror = rc;                                                            \
   }
 F08_SET_ATTR(MPI_Comm_set_attr_f08, MPI_Comm_set_attr, MPI_Comm)
@@ -124,13 +145,14 @@ F08_SET_ATTR(PMPI_Win_set_attr_f08, PMPI_Win_set_attr, MPI_Win)
     int f = 0;                                                                                                \
     *ierr = cfn(*comm, *keyval, &v, &f);                                                                      \
     *flag = f != 0;                                                                                           \
-    if (*ierr == MPI_SUCCESS && f) *val = (MPI_Fint)attr_out(*keyval, v);                                     \
+    if (*ierr == MPI_SUCCESS && f) *val = (MPI_Fint)fattr_out(*comm, *keyval, v);                             \
   }
 ATTR_GET1(mpi_attr_get_, MPI_Attr_get)
 ATTR_GET1(pmpi_attr_get_, PMPI_Attr_get)
 #define ATTR_PUT1(fname, cfn)                                                                                 \
   SKN_FEXPORT void fname(const MPI_Comm *comm, const MPI_Fint *keyval, const MPI_Fint *val, MPI_Fint *ierr) { \
     *ierr = cfn(*comm, *keyval, (void *)(MPI_Aint)*val);                                                      \
+    if (*ierr == MPI_SUCCESS) skn_api_attr_fortran(*comm, *keyval, true);                                     \
   }
 ATTR_PUT1(mpi_attr_put_, MPI_Attr_put)
 ATTR_PUT1(pmpi_attr_put_, PMPI_Attr_put)
@@ -182,19 +204,38 @@ static int tramp_delete(MPI_Comm obj, int keyval, void *val, void *extra) {
 }
 
 /* Fortran's predefined callbacks (mpif.h declares them EXTERNAL): recognized by address
- * and replaced by C's, so they cost no trampoline. */
-SKN_FEXPORT void mpi_comm_null_copy_fn_(void) {}
-SKN_FEXPORT void mpi_comm_dup_fn_(void) {}
-SKN_FEXPORT void mpi_comm_null_delete_fn_(void) {}
-SKN_FEXPORT void mpi_type_null_copy_fn_(void) {}
-SKN_FEXPORT void mpi_type_dup_fn_(void) {}
-SKN_FEXPORT void mpi_type_null_delete_fn_(void) {}
-SKN_FEXPORT void mpi_null_copy_fn_(void) {}
-SKN_FEXPORT void mpi_dup_fn_(void) {}
-SKN_FEXPORT void mpi_null_delete_fn_(void) {}
-SKN_FEXPORT void mpi_win_null_copy_fn_(void) {}
-SKN_FEXPORT void mpi_win_dup_fn_(void) {}
-SKN_FEXPORT void mpi_win_null_delete_fn_(void) {}
+ * and replaced by C's, so they cost no trampoline. A program may also call them itself
+ * (with Fortran's arguments, the values by reference): they do what they say. */
+#define FNULL_COPY(fname, val_t)                                                                        \
+  SKN_FEXPORT void fname(const MPI_Fint *old, const MPI_Fint *keyval, const val_t *extra, const val_t *in, \
+                         val_t *out, MPI_Fint *flag, MPI_Fint *ierr) {                                 \
+    *flag = 0;                                                                                          \
+    *ierr = MPI_SUCCESS;                                                                                \
+  }
+#define FDUP(fname, val_t)                                                                              \
+  SKN_FEXPORT void fname(const MPI_Fint *old, const MPI_Fint *keyval, const val_t *extra, const val_t *in, \
+                         val_t *out, MPI_Fint *flag, MPI_Fint *ierr) {                                 \
+    *out = *in;                                                                                         \
+    *flag = 1; /* .TRUE. */                                                                             \
+    *ierr = MPI_SUCCESS;                                                                                \
+  }
+#define FNULL_DELETE(fname, val_t)                                                                        \
+  SKN_FEXPORT void fname(const MPI_Fint *obj, const MPI_Fint *keyval, const val_t *val, const val_t *extra, \
+                         MPI_Fint *ierr) {                                                               \
+    *ierr = MPI_SUCCESS;                                                                                  \
+  }
+FNULL_COPY(mpi_comm_null_copy_fn_, MPI_Aint)
+FDUP(mpi_comm_dup_fn_, MPI_Aint)
+FNULL_DELETE(mpi_comm_null_delete_fn_, MPI_Aint)
+FNULL_COPY(mpi_type_null_copy_fn_, MPI_Aint)
+FDUP(mpi_type_dup_fn_, MPI_Aint)
+FNULL_DELETE(mpi_type_null_delete_fn_, MPI_Aint)
+FNULL_COPY(mpi_null_copy_fn_, MPI_Fint) /* MPI-1's: INTEGER values */
+FDUP(mpi_dup_fn_, MPI_Fint)
+FNULL_DELETE(mpi_null_delete_fn_, MPI_Fint)
+FNULL_COPY(mpi_win_null_copy_fn_, MPI_Aint)
+FDUP(mpi_win_dup_fn_, MPI_Aint)
+FNULL_DELETE(mpi_win_null_delete_fn_, MPI_Aint)
 
 static MPI_Comm_copy_attr_function *pick_copy(void *f) {
   if (f == (void *)mpi_comm_null_copy_fn_ || f == (void *)mpi_type_null_copy_fn_ || f == (void *)mpi_null_copy_fn_ ||

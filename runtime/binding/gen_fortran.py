@@ -70,6 +70,8 @@ def load_functions(functions):
                         ctype = 'const ' + ctype
                 x = Arg(a.name, ctype, a.kind, a.direction, a.array)
                 x.max = a.max
+                for o in ('findex', 'fint', 'fbuffer', 'ftrim', 'fnul', 'length'):  # mpibind.py
+                    setattr(x, o, getattr(a, o))
                 x.multidim = bool(getattr(a, 'dims', ''))
                 x.dims_text = getattr(a, 'dims', '')
                 args.append(x)
@@ -158,8 +160,16 @@ class Plan:
             self.how = 'str_in' if ('const' in a.ctype or a.direction == 'in') else 'str_out'
         elif bt == 'char':
             self.how = 'unsupported'
-        elif kind == 'BUFFER_ADDR':
+        elif kind == 'BUFFER_ADDR' and a.fbuffer:
             self.how = 'addr_out'  # MPI_Buffer_detach: C returns the address, Fortran has nowhere to keep it
+        elif kind == 'BUFFER_ADDR':
+            self.how = 'baseptr'  # C stores the address in Fortran's INTEGER(KIND=MPI_ADDRESS_KIND) or C_PTR
+        elif a.fint:
+            self.how = 'fint_array' if a.array else 'fint_in' if a.direction == 'in' else 'fint_out'
+        elif a.findex and not a.array:
+            self.how = 'findex'
+        elif a.fnul:
+            self.how = 'fnul'
         elif bt == 'void' and n == 1 and kind in ('ATTRVAL', 'EXTRA_STATE'):
             self.how = 'attr'
         elif bt == 'void' and n == 1:
@@ -183,8 +193,12 @@ class Plan:
             return 'const char *%s' % a.name
         if self.how == 'str_out':
             return 'char *%s' % a.name
-        if self.how in ('buffer', 'attr', 'addr_out'):
+        if self.how in ('buffer', 'attr', 'addr_out', 'baseptr'):
             return 'void *%s' % a.name
+        if self.how in ('fint_in', 'fint_array'):
+            return 'const MPI_Fint *%s' % a.name
+        if self.how in ('fint_out', 'findex', 'fnul'):
+            return 'MPI_Fint *%s' % a.name
         if self.how == 'func':
             return '%s *%s' % (self.bt, a.name)
         if self.how == 'status':
@@ -199,6 +213,12 @@ class Plan:
         a = self.a
         if self.how == 'omit':
             return 'NULL'
+        if self.how in ('fint_out', 'findex', 'fint_array'):
+            return '&t_%s' % a.name if self.how != 'fint_array' else 't_' + a.name
+        if self.how == 'fnul':
+            return '&c_' + a.name
+        if self.how == 'fint_in':
+            return '(MPI_Aint)*' + a.name
         if self.how in ('str_in', 'str_out'):
             return 'c_' + a.name
         if self.how == 'buffer':  # fortran_glue.h: the '2' forms when two buffers are tested
@@ -243,7 +263,7 @@ IN_PLACE_RECV = {'Scatter', 'Scatterv'}
 def in_place(f, a):
     base = re.sub(r'_init$', '', f.name[4:])
     if base not in IN_PLACE_SEND | IN_PLACE_RECV and base[:1] == 'I':
-        base = base[1:]
+        base = base[1:2].upper() + base[2:]  # Iallreduce -> Allreduce
     return (a.name == 'sendbuf' and base in IN_PLACE_SEND) or (a.name == 'recvbuf' and base in IN_PLACE_RECV)
 
 
@@ -269,6 +289,49 @@ def plan_function(f):
     return plans, None
 
 
+def value_of(name, plans, byval):
+    """The C expression of argument `name`'s value in the glue: by value in mpi_f08's for
+    the INTENT(IN) scalars (byval), by reference everywhere else."""
+    return name if name in byval else '*' + name
+
+
+def conversions(f, p, plans, byval):
+    """(prologue, epilogue) of the glue for the arguments whose Fortran form is not C's
+    (mpibind.py's Fortran options: findex, fint, fnul), the same in both glues. An epilogue
+    runs after the call with its return code in rc, which it may change."""
+    a, n = p.a, p.a.name
+    if p.how == 'findex':  # 0-based in C: MPI_UNDEFINED and what C did not write stay
+        return ['int t_%s = SKN_FINDEX_UNSET;' % n], ['skn_findex_out(t_%s, %s);' % (n, n)]
+    if a.findex and a.array:
+        return [], ['skn_findices_out(rc, %s, %s);' % (value_of(a.findex, plans, byval), n)]
+    if p.how == 'fint_out':
+        return ['MPI_Aint t_%s = 0;' % n], ['if (rc == MPI_SUCCESS) rc = skn_fint_out(%s, t_%s);' % (n, n)]
+    if p.how == 'fint_array':
+        return (['MPI_Aint *t_%s = skn_faints(%s, %s);' % (n, n, value_of(a.length, plans, byval))],
+                ['free(t_%s);' % n])
+    if p.how == 'fnul':  # C's length counts the NUL: 0 stays 0 (nothing written)
+        return (['const MPI_Fint in_%s = *%s;' % (n, n), 'int c_%s = in_%s > 0 ? in_%s + 1 : 0;' % (n, n, n)],
+                ['if (rc == MPI_SUCCESS) *%s = c_%s > 0 ? c_%s - 1 : 0;' % (n, n, n)])
+    return [], []
+
+
+def str_out_max(f, p, plans, byval):
+    """(the most characters C writes into a STRING out, the condition under which it is
+    copied back to Fortran or None: always)"""
+    mx, cond = p.a.max, []
+    if not mx:
+        raise SystemExit('%s: STRING out %s needs max= in functions.txt' % (f.name, p.a.name))
+    q = next((q for q in plans if q.a.name == mx), None)
+    if q is not None and q.how == 'fnul':
+        mx = 'in_' + mx
+        cond.append(mx + ' > 0')
+    elif q is not None:
+        mx = value_of(mx, plans, byval)
+    if any(q.a.name == 'flag' and q.a.kind == 'LOGICAL' and q.a.direction == 'out' for q in plans):
+        cond[:0] = ['rc == MPI_SUCCESS', '*flag']
+    return mx, ' && '.join(cond) or None
+
+
 def glue_function(f, plans, prefix, cname):
     lname = f.name.lower()
     fname = (prefix + lname + '_')
@@ -280,19 +343,20 @@ def glue_function(f, plans, prefix, cname):
     for p in plans:
         n = p.a.name
         if p.how == 'str_in':
-            pro.append('char *c_%s = skn_fstr_in(%s, %s_len);' % (n, n, n))
+            pro.append('char *c_%s = %s(%s, %s_len);' % (n, 'skn_fstr_in_trim' if p.a.ftrim else 'skn_fstr_in', n, n))
             epi.append('free(c_%s);' % n)
         elif p.how == 'addr_out':
             pro.append('void *t_%s = NULL;' % n)
             epi.append('(void)%s;' % n)
         elif p.how == 'str_out':
-            mx = p.a.max
-            if not mx:
-                raise SystemExit('%s: STRING out %s needs max= in functions.txt' % (f.name, n))
-            if any(q.a.name == mx for q in plans):
-                mx = '*' + mx  # the length is an argument (by reference)
+            mx, cond = str_out_max(f, p, plans, set())
             pro.append('char *c_%s = skn_fstr_buf(%s_len, (long)(%s));' % (n, n, mx))
-            epi.append('skn_fstr_out(%s, %s_len, c_%s);' % (n, n, n))
+            out = 'skn_fstr_out(%s, %s_len, c_%s);' % (n, n, n)
+            epi.append('if (%s) %s else free(c_%s);' % (cond, out, n) if cond else out)
+        else:
+            a, b = conversions(f, p, plans, set())
+            pro += a
+            epi += b
     call = '%s(%s)' % (cname, ', '.join(p.carg() for p in plans if p.a.kind != 'VARARGS'))
     out = ['SKN_FEXPORT %s %s(%s) {' % ('void' if f.ret == 'int' else f.ret, fname, ', '.join(params) or 'void')]
     out += ['  ' + s for s in pro]
@@ -337,20 +401,24 @@ def glue_f08(f, plans, prefix):
             params.append('CFI_cdesc_t *%s' % n)
             args.append('c_' + n)
             if p.how == 'str_in':
-                pro.append('char *c_%s = skn_fstr_in(%s->base_addr, %s->elem_len);' % (n, n, n))
+                pro.append('char *c_%s = %s(%s->base_addr, %s->elem_len);'
+                           % (n, 'skn_fstr_in_trim' if p.a.ftrim else 'skn_fstr_in', n, n))
                 epi.append('free(c_%s);' % n)
             else:
-                mx = p.a.max
-                if any(q.a.name == mx for q in plans) and mx not in byval:
-                    mx = '*' + mx
+                mx, cond = str_out_max(f, p, plans, byval)
                 pro.append('char *c_%s = skn_fstr_buf(%s->elem_len, (long)(%s));' % (n, n, mx))
-                epi.append('skn_fstr_out(%s->base_addr, %s->elem_len, c_%s);' % (n, n, n))
+                out = 'skn_fstr_out(%s->base_addr, %s->elem_len, c_%s);' % (n, n, n)
+                epi.append('if (%s) %s else free(c_%s);' % (cond, out, n) if cond else out)
         else:
             params.append(p.cparam())
             args.append(p.carg())
             if p.how == 'addr_out':
                 pro.append('void *t_%s = NULL;' % n)
                 epi.append('(void)%s;' % n)
+            else:
+                a, b = conversions(f, p, plans, byval)
+                pro += a
+                epi += b
     call = '%s(%s)' % (cname, ', '.join(a for p, a in zip(plans, args) if p.a.kind != 'VARARGS'))
     if f.ret != 'int':
         return ['SKN_FEXPORT %s %s(%s) { return %s; }' % (f.ret, fname, ', '.join(params) or 'void', call)]
@@ -408,6 +476,8 @@ SENTINELS = [
 # C macros that are not Fortran constants (or are sentinels, above)
 NOT_CONSTANTS = {'MPI_BOTTOM', 'MPI_IN_PLACE', 'MPI_STATUS_IGNORE', 'MPI_STATUSES_IGNORE',
                  'MPI_ERRCODES_IGNORE', 'MPI_UNWEIGHTED', 'MPI_WEIGHTS_EMPTY'}
+# constants of kind MPI_OFFSET_KIND in Fortran (MPI-3.1 A.1.1: MPI_FILE_SET_VIEW's DISP)
+OFFSET_CONSTANTS = {'MPI_DISPLACEMENT_CURRENT'}
 
 
 def fixed(lines):
@@ -427,17 +497,18 @@ def fixed(lines):
 def gen_decls(values, funcs, status_size, functions=True):
     L = ['! Generated by runtime/binding/gen_fortran.py from mpi.h: do not edit.']
     L.append('! Skein MPI constants and declarations for Fortran.')
+    # the kinds first: constants of OFFSET_CONSTANTS use MPI_OFFSET_KIND
+    L += ['integer MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND',
+          'parameter (MPI_ADDRESS_KIND=8)', 'parameter (MPI_OFFSET_KIND=8)',
+          'parameter (MPI_COUNT_KIND=8)']
     for name, v in values.items():
         if name in NOT_CONSTANTS:
             continue
-        L.append('integer %s' % name)
+        L.append('%s %s' % ('integer(kind=MPI_OFFSET_KIND)' if name in OFFSET_CONSTANTS else 'integer', name))
         L.append('parameter (%s=%d)' % (name, v))
     L += ['integer MPI_STATUS_SIZE', 'parameter (MPI_STATUS_SIZE=%d)' % status_size,
           'integer MPI_SOURCE, MPI_TAG, MPI_ERROR',
           'parameter (MPI_SOURCE=1, MPI_TAG=2, MPI_ERROR=3)',
-          'integer MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND',
-          'parameter (MPI_ADDRESS_KIND=8)', 'parameter (MPI_OFFSET_KIND=8)',
-          'parameter (MPI_COUNT_KIND=8)',
           'integer MPI_INTEGER_KIND', 'parameter (MPI_INTEGER_KIND=4)',
           'logical MPI_SUBARRAYS_SUPPORTED, MPI_ASYNC_PROTECTS_NONBLOCKING',
           'parameter (MPI_SUBARRAYS_SUPPORTED=.false.)',
@@ -736,7 +807,7 @@ def f08_interface(f, plans, prefix=''):
         elif kind == 'STATUS':
             decls.append('type(MPI_Status), %s :: %s%s' % (intent, n, dims))
         elif kind in F08_SCALARS:
-            decls.append('%s, %s :: %s%s' % (F08_SCALARS[kind], intent, n, dims))
+            decls.append('%s, %s :: %s%s' % ('integer' if a.fint else F08_SCALARS[kind], intent, n, dims))
         else:
             return None
     pname = prefix + f.name
@@ -773,6 +844,8 @@ def gen_f08(funcs, values, status_size):
             t = 'MPI_File'
         if t:
             L.append('  type(%s), parameter :: %s = %s(%d)' % (t, name, t, v))
+        elif name in OFFSET_CONSTANTS:
+            L.append('  integer(kind=MPI_OFFSET_KIND), parameter :: %s = %d' % (name, v))
         else:
             L.append('  integer, parameter :: %s = %d' % (name, v))
     # sentinels: the same C symbols as mpif.h's COMMON blocks (fortran_glue.h)
@@ -872,7 +945,7 @@ def mpi_interface(f, plans, name):
         elif kind == 'STATUS':
             decls.append('integer%s :: %s(MPI_STATUS_SIZE%s)' % (intent, n, ',*' if a.array else ''))
         elif kind in MPI_TYPES:
-            decls.append('%s%s :: %s%s' % (MPI_TYPES[kind], intent, n, dims))
+            decls.append('%s%s :: %s%s' % ('integer' if a.fint else MPI_TYPES[kind], intent, n, dims))
         else:
             return None
     if f.ret == 'int':

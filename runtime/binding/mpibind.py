@@ -61,6 +61,20 @@ pointer (NULL: an error) and reports as an `in` one does. `report=H` after the h
 the function's errors to handle H's error handler (MPI_FILE_NULL for MPI_File_open and
 MPI_File_delete) instead of its WIN, FILE or COMM argument's. A VARARGS tail is not passed
 to impl_.
+
+Fortran conversions (issues 32, 33), on what the Fortran glue alone must change:
+`findex` on an INT out is an index into the caller's array, 0-based in C and 1-based in
+Fortran (MPI_UNDEFINED stays); `findex=N` on an INT out array says that the first *N
+entries are such indices. `fint` on an AINT says that Fortran passes a default INTEGER
+(the MPI-1 calls MPI-3.0 removed: MPI_TYPE_HINDEXED, MPI_TYPE_EXTENT...); an array needs
+len=. A BUFFER_ADDR returns an address that Fortran receives in an INTEGER(KIND=
+MPI_ADDRESS_KIND) or TYPE(C_PTR) (MPI_ALLOC_MEM's BASEPTR), unless `fbuffer`: then Fortran
+passes a choice buffer that receives nothing (MPI_BUFFER_DETACH). `ftrim` on a STRING in
+strips leading blanks too (info keys and values: blanks are not significant in Fortran).
+`fnul` on an INT length of a STRING out counts C's terminating NUL, which Fortran's does
+not (MPI_INFO_GET_STRING's buflen): Fortran's n is C's n + 1, 0 stays 0 and leaves the
+string unchanged. A STRING out of a function with a LOGICAL out `flag` is copied back only
+when flag is true (MPI_INFO_GET: the value is left unchanged otherwise).
 """
 import re
 from dataclasses import dataclass, field
@@ -114,6 +128,11 @@ class Arg:
     bits: str = ''               # bits=MASK: an integer with a bit outside MASK is an error
     oneof: str = ''              # oneof=A,B: an integer other than A or B is an error
     predefined: bool = False     # predefined: a DATATYPE must be a predefined one
+    findex: str = ''             # findex[=N]: a 0-based index in C, 1-based in Fortran ('1': a scalar)
+    fint: bool = False           # fint: an AINT that Fortran passes as a default INTEGER
+    fbuffer: bool = False        # fbuffer: a BUFFER_ADDR that is a choice buffer in Fortran
+    ftrim: bool = False          # ftrim: a STRING in whose leading blanks Fortran drops too
+    fnul: bool = False           # fnul: a string length counting C's NUL (not Fortran's)
 
     @property
     def ctype(self) -> str:
@@ -226,6 +245,10 @@ def load(path) -> List[Function]:
                     arg.fstatus = True
                 elif opt == 'predefined':
                     arg.predefined = True
+                elif opt == 'findex' or opt.startswith('findex='):
+                    arg.findex = opt[7:] or '1'
+                elif opt in ('fint', 'fbuffer', 'ftrim', 'fnul'):
+                    setattr(arg, opt, True)
                 elif opt.startswith('min='):
                     arg.least = opt[4:]
                 elif opt.startswith('bits='):

@@ -104,6 +104,10 @@ typedef struct skn_dtype {
   struct skn_dtype *next; /* deferred-free list */
 } skn_dtype;
 
+/* The predefined type a type of MPI_Type_create_f90_* (combiner MPI_COMBINER_F90_*, a
+ * duplicate of it that reports only (p, r) as its contents) stands for, or NULL. Predefined
+ * operations apply to it (MPI-3.1 17.1.9: these types are predefined). */
+SKN_INTERNAL const struct skn_dtype *skn_dt_f90_base(const struct skn_dtype *t);
 SKN_INTERNAL extern const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT];
 
 /* Copies min(src bytes, dst capacity) bytes from the typed layout (src, scount, st) into

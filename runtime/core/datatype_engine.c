@@ -153,6 +153,8 @@ const skn_dtype skn_dt_predefined[SKN_DT_PREDEFINED_COUNT] = {
     [60] = BASIC("MPI_REAL16", __float128, SKN_SIG_F16),
     [61] = BASIC("MPI_COMPLEX32", skn_complex128, SKN_SIG_C32),
     [62] = BASIC("MPI_INTEGER16", __int128, SKN_SIG_I16),
+    [63] = BASIC("MPI_COMPLEX8", float _Complex, SKN_SIG_C8),
+    [64] = BASIC("MPI_COMPLEX16", double _Complex, SKN_SIG_C16),
 };
 
 _Static_assert(sizeof(float _Complex) == 8 && sizeof(double _Complex) == 16, "complex sizes");
@@ -476,6 +478,9 @@ static void for_each_run(const skn_dtype *t, visitor *v) {
   switch (t->combiner) {
   case MPI_COMBINER_DUP:
   case MPI_COMBINER_RESIZED:
+  case MPI_COMBINER_F90_REAL:
+  case MPI_COMBINER_F90_COMPLEX:
+  case MPI_COMBINER_F90_INTEGER:
     v->fn(v, c, 0, 1);
     return;
   case MPI_COMBINER_CONTIGUOUS:
@@ -700,6 +705,9 @@ skn_dtype *skn_dt_create(int combiner, int ni, const int *ints, int na, const pt
   t->true_extent = v.anydata ? v.tub - v.tlb : 0;
   switch (combiner) {
   case MPI_COMBINER_DUP:
+  case MPI_COMBINER_F90_REAL:
+  case MPI_COMBINER_F90_COMPLEX:
+  case MPI_COMBINER_F90_INTEGER:
     t->lb = c->lb;
     t->extent = c->extent;
     t->flags = SKN_DT_DERIVED | (c->flags & (SKN_DT_STICKY | SKN_DT_HAS_BYTE));
@@ -739,12 +747,18 @@ skn_dtype *skn_dt_create(int combiner, int ni, const int *ints, int na, const pt
   return t;
 }
 
+const skn_dtype *skn_dt_f90_base(const skn_dtype *t) {
+  bool f90 = t->combiner == MPI_COMBINER_F90_REAL || t->combiner == MPI_COMBINER_F90_COMPLEX ||
+             t->combiner == MPI_COMBINER_F90_INTEGER;
+  return f90 && t->args ? t->args->types[0] : NULL;
+}
+
 void skn_dt_contents(const skn_dtype *t, int *ni, const int **ints, int *na, const ptrdiff_t **aints, int *nd,
                      skn_dtype *const **types) {
   const struct skn_dt_args *a = t->args;
   *ni = a ? a->ni : 0;
   *na = a ? a->na : 0;
-  *nd = a ? a->nd : 0;
+  *nd = a && !skn_dt_f90_base(t) ? a->nd : 0; /* (p, r) only: the base type is the engine's */
   *ints = a ? a->ints : NULL;
   *aints = a ? a->aints : NULL;
   *types = a ? a->types : NULL;

@@ -26,7 +26,7 @@ static int type_class(int t) {
       return K_INT;
     case 14: case 15: case 16: case 46: case 47: case 58: case 59: case 60:
       return K_FLOAT;
-    case 29: case 30: case 31: case 32: case 41: case 42: case 43: case 49: case 50: case 61:
+    case 29: case 30: case 31: case 32: case 41: case 42: case 43: case 49: case 50: case 61: case 63: case 64:
       return K_COMPLEX;
     case 17: case 40: case 48:
       return K_BOOL;
@@ -147,8 +147,8 @@ void skn_op_apply(int op, int t, const void *in, void *inout, size_t n) {
     case 62: INT(__int128);
     case 17: case 40: LOGIC(_Bool);
     case 48: INT(int); /* Fortran LOGICAL as int */
-    case 29: case 30: case 41: case 49: CPX(float _Complex);
-    case 31: case 42: case 50: CPX(double _Complex);
+    case 29: case 30: case 41: case 49: case 63: CPX(float _Complex);
+    case 31: case 42: case 50: case 64: CPX(double _Complex);
     case 32: case 43: CPX(long double _Complex);
     case 34: PAIR(float_int);
     case 35: PAIR(double_int);

@@ -761,6 +761,8 @@ void skn_win_dyn_forget(skn_win *w, int target) {
 int skn_rma_basic(const skn_dtype *t) {
   if (t >= skn_dt_predefined && t < skn_dt_predefined + SKN_DT_PREDEFINED_COUNT)
     return (int)(t - skn_dt_predefined);
+  const skn_dtype *f90 = skn_dt_f90_base(t);
+  if (f90) return skn_rma_basic(f90);
   int ni, na, nd;
   const int *ints;
   const ptrdiff_t *aints;
