@@ -58,6 +58,12 @@ typedef struct skn_api_rank {
   int file_errh;
   /* the state of MPI_COMM_WORLD's and MPI_COMM_SELF's views, given to them at MPI_Init */
   skn_api_comm_state world, self;
+  /* the code a user's error handler left in its argument, which the failing call returns
+   * in place of its class (MPICH's rule: a handler that sets MPI_SUCCESS makes the call
+   * succeed); eh_set: one is waiting (errors.c, report; skn_api_rc). One per rank: two
+   * threads of a rank failing at once may swap their codes. */
+  int eh_code;
+  bool eh_set;
 } skn_api_rank;
 
 SKN_INTERNAL skn_api_rank *skn_api_rank_new(skn_rank *me);
@@ -88,6 +94,14 @@ static inline skn_api_rank *skn_api_of(skn_rank *me) {
  * and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6), cold));
+
+/* What an entry point returns for `rc`, the class its checks or impl_X returned: the code
+ * the user's error handler left, when one ran for this error. Entries nested in impl_X
+ * (PMPI_ calls inside the library) return it too, as a user handler saw their error. */
+SKN_INTERNAL int skn_api_rc_slow(skn_rank *me, int rc) __attribute__((cold));
+static inline int skn_api_rc(skn_rank *me, int rc) {
+  return SKN_LIKELY(rc == MPI_SUCCESS) ? rc : skn_api_rc_slow(me, rc);
+}
 
 /* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
  * MPICH) when the rank is not between MPI_Init and MPI_Finalize. One compare of the rank's

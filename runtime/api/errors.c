@@ -246,11 +246,15 @@ static const char *code_string(skn_rank *me, int code, const char **name) {
 /* Calls error handler h (of a communicator, window or file) on object *obj, or ends the job. */
 static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, const char *fmt, va_list ap) {
   skn_api_rank *api = skn_api_of(me);
+  api->eh_set = false;
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
   if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)api->nerrhs && api->errhs[idx].fn) {
     int code = errclass;
     api->errhs[idx].fn(obj, &code);
+    /* the library goes on with the class; the entry point returns the handler's code */
+    api->eh_code = code;
+    api->eh_set = true;
     return errclass;
   }
   char detail[512];
@@ -293,6 +297,13 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
   return rc;
 }
 
+int skn_api_rc_slow(skn_rank *me, int rc) {
+  skn_api_rank *api = skn_api_of(me);
+  if (!api->eh_set) return rc;
+  api->eh_set = false;
+  return api->eh_code;
+}
+
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
@@ -311,7 +322,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
   skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_class");
-    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
+    return skn_api_rc(me, skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode));
   }
   *errorclass = class_of(me, errorcode);
   return MPI_SUCCESS;
@@ -322,7 +333,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
   skn_rank *me = skn_rank_self();
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_string");
-    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
+    return skn_api_rc(me, skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode));
   }
   const char *name, *what = code_string(me, errorcode, &name);
   int n = name ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, what)
@@ -396,6 +407,7 @@ static int impl_Comm_call_errhandler(skn_rank *me, const char *fn, MPI_Comm comm
   /* the handler gets the code itself, added ones included */
   int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_error(me, comm, code, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 
@@ -431,6 +443,7 @@ static int impl_Win_get_errhandler(skn_rank *me, const char *fn, MPI_Win win, sk
 static int impl_Win_call_errhandler(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, int errorcode) {
   int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_win_error(me, win, cls, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 

@@ -1232,6 +1232,7 @@ static int impl_File_get_errhandler(skn_rank *me, const char *fn, MPI_File fh, s
 static int impl_File_call_errhandler(skn_rank *me, const char *fn, MPI_File fh, skn_file *f, int errorcode) {
   int cls = (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_error(me, fh, cls, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 
