@@ -94,7 +94,7 @@ skn_rank *skn_api_self_any_slow(const char *fn) {
 skn_rank *skn_api_self_slow(const char *fn) {
   skn_rank *me = skn_api_self_any_slow(fn);
   if (me->state == SKN_RANK_INITIALIZED) return me;
-  fflush(NULL);
+  skn_flush_stdio();
   skn_fatal("rank %d: %s called %s; only MPI_Initialized, MPI_Finalized, MPI_Get_version, "
             "MPI_Get_library_version and the MPI_Info functions may be called %s",
             me->world_rank, fn, me->state == SKN_RANK_CREATED ? "before MPI_Init" : "after MPI_Finalize",
@@ -259,12 +259,13 @@ static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, c
   }
   char detail[512];
   vsnprintf(detail, sizeof detail, fmt, ap);
-  fflush(NULL);
+  skn_flush_stdio();
   const char *name, *what = code_string(me, errclass, &name);
   char num[32];
   if (!name) snprintf(num, sizeof num, "error code %d", errclass);
   skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn, what, detail,
           name ? name : num);
+  skn_flush_stdio_wait();
   _exit(1);
 }
 
