@@ -145,6 +145,12 @@ static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
   return skn_api_dtype_derived(me, h);
 }
 
+/* Why h is no committed datatype of this rank, for a message: "is not committed" when it
+ * is a valid one, else "is not a valid datatype". */
+static inline const char *skn_api_dtype_fault(skn_rank *me, int h) {
+  return skn_api_dtype_any(me, h) ? "is not committed" : "is not a valid datatype";
+}
+
 /* A predefined datatype; NULL for any other handle (the RMA atomics take only these). */
 static inline const skn_dtype *skn_api_dtype_predefined(int h) {
   unsigned idx = (unsigned)h - (((unsigned)SKN_KIND_DATATYPE << 24) | 1u);
@@ -156,6 +162,10 @@ static inline const skn_dtype *skn_api_dtype_predefined(int h) {
 SKN_INTERNAL int skn_api_file_errhandler(skn_rank *me, int h, int *h_out);
 
 SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);
+/* A handle for a message: the name of a predefined one (MPI_COMM_NULL, MPI_COMM_WORLD,
+ * MPI_DATATYPE_NULL...), else its value in hex, written in buf. */
+SKN_INTERNAL const char *skn_api_handle_str(int h, char *buf, size_t len) __attribute__((cold));
+#define SKN_HSTR(h) skn_api_handle_str((h), (char[24]){0}, 24)
 
 /* The rank's MPI_LASTUSEDCODE (api/errors.c): MPI_ERR_LASTCODE until MPI_Add_error_class
  * or MPI_Add_error_code add one; the attribute of MPI_COMM_WORLD points at it. */

@@ -114,6 +114,22 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
   return st ? st->name : v ? "" : "invalid communicator";
 }
 
+const char *skn_api_handle_str(int h, char *buf, size_t len) {
+  static const struct {
+    int h;
+    const char *name;
+  } names[] = {{MPI_COMM_NULL, "MPI_COMM_NULL"}, {MPI_COMM_WORLD, "MPI_COMM_WORLD"}, {MPI_COMM_SELF, "MPI_COMM_SELF"},
+               {MPI_GROUP_NULL, "MPI_GROUP_NULL"}, {MPI_GROUP_EMPTY, "MPI_GROUP_EMPTY"},
+               {MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL"}, {MPI_ERRHANDLER_NULL, "MPI_ERRHANDLER_NULL"},
+               {MPI_OP_NULL, "MPI_OP_NULL"}, {MPI_INFO_NULL, "MPI_INFO_NULL"}, {MPI_WIN_NULL, "MPI_WIN_NULL"},
+               {MPI_MESSAGE_NULL, "MPI_MESSAGE_NULL"}, {MPI_REQUEST_NULL, "MPI_REQUEST_NULL"},
+               {MPI_FILE_NULL, "MPI_FILE_NULL"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].h == h) return names[i].name;
+  snprintf(buf, len, "%#x", (unsigned)h);
+  return buf;
+}
+
 /* ------------------------------------------------------------------ user classes and codes
  * Each rank's own, like its other objects: values above MPI_ERR_LASTCODE in the order the
  * rank added them (classes and codes share one numbering, as in MPICH); each has its

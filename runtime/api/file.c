@@ -836,7 +836,8 @@ static int prepare(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, int w
   memset(a, 0, sizeof *a);
   if (count < 0) return ferr(me, fh, MPI_ERR_COUNT, fn, "negative count");
   const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
+  if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, skn_api_dtype_any(me, dt) ? "the datatype is not committed"
+                                                                         : "the datatype is not valid");
   if (wr && (f->amode & MPI_MODE_RDONLY)) return ferr(me, fh, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
   if (!wr && (f->amode & MPI_MODE_WRONLY)) return ferr(me, fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_WRONLY");
   if ((f->amode & MPI_MODE_SEQUENTIAL) && where != AT_SHARED && where != AT_ORDERED)

@@ -266,7 +266,7 @@ static int check_type(skn_rank *me, const char *fn, MPI_Win win, int count, MPI_
                       const char *what) {
   if (count < 0) return WIN_ERR(MPI_ERR_COUNT, "%s count=%d is negative", what, count);
   *t = skn_api_dtype(me, dt);
-  if (!*t) return WIN_ERR(MPI_ERR_TYPE, "%s datatype=%#x is not a valid committed datatype", what, (unsigned)dt);
+  if (!*t) return WIN_ERR(MPI_ERR_TYPE, "%s datatype=%#x %s", what, (unsigned)dt, skn_api_dtype_fault(me, dt));
   return MPI_SUCCESS;
 }
 
