@@ -230,9 +230,10 @@ static void mark_failed(peer *p, const char *why) {
   if (atomic_exchange(&p->failed, true)) return;
   /* One that died before it joined the fence is reported by the key-value service */
   if (atomic_load(&net_state.finalizing)) return;
-  skn_log("UCX transport: process %d failed: %s", p->proc, why);
   net_state.events++;
+  /* the hook reports it (the runtime: "lost process N ...: why"), once per job */
   if (net_state.hooks.peer_failed) net_state.hooks.peer_failed(net_state.hooks.hctx, p->proc, why);
+  else skn_log("UCX transport: process %d failed: %s", p->proc, why);
 }
 
 static int fail_status(peer *p) { return atomic_load(&p->failed) ? SKN_NET_ERR_PEER : SKN_NET_ERR; }

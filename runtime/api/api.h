@@ -61,6 +61,12 @@ typedef struct skn_api_rank {
   /* the types MPI_Type_create_f90_* returned, one per (combiner, p, r) (f90types.c) */
   struct skn_f90_type *f90;
   int nf90;
+  /* the code a user's error handler left in its argument, which the failing call returns
+   * in place of its class (MPICH's rule: a handler that sets MPI_SUCCESS makes the call
+   * succeed); eh_set: one is waiting (errors.c, report; skn_api_rc). One per rank: two
+   * threads of a rank failing at once may swap their codes. */
+  int eh_code;
+  bool eh_set;
 } skn_api_rank;
 
 SKN_INTERNAL skn_api_rank *skn_api_rank_new(skn_rank *me);
@@ -91,6 +97,14 @@ static inline skn_api_rank *skn_api_of(skn_rank *me) {
  * and returns what the MPI call must return. */
 SKN_INTERNAL int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6), cold));
+
+/* What an entry point returns for `rc`, the class its checks or impl_X returned: the code
+ * the user's error handler left, when one ran for this error. Entries nested in impl_X
+ * (PMPI_ calls inside the library) return it too, as a user handler saw their error. */
+SKN_INTERNAL int skn_api_rc_slow(skn_rank *me, int rc) __attribute__((cold));
+static inline int skn_api_rc(skn_rank *me, int rc) {
+  return SKN_LIKELY(rc == MPI_SUCCESS) ? rc : skn_api_rc_slow(me, rc);
+}
 
 /* The calling rank; fatal when called from a thread that belongs to no rank, and (as in
  * MPICH) when the rank is not between MPI_Init and MPI_Finalize. One compare of the rank's
@@ -134,6 +148,12 @@ static inline const skn_dtype *skn_api_dtype(skn_rank *me, int h) {
   return skn_api_dtype_derived(me, h);
 }
 
+/* Why h is no committed datatype of this rank, for a message: "is not committed" when it
+ * is a valid one, else "is not a valid datatype". */
+static inline const char *skn_api_dtype_fault(skn_rank *me, int h) {
+  return skn_api_dtype_any(me, h) ? "is not committed" : "is not a valid datatype";
+}
+
 /* A predefined datatype; NULL for any other handle (the RMA atomics take only these). */
 static inline const skn_dtype *skn_api_dtype_predefined(int h) {
   unsigned idx = (unsigned)h - (((unsigned)SKN_KIND_DATATYPE << 24) | 1u);
@@ -145,6 +165,10 @@ static inline const skn_dtype *skn_api_dtype_predefined(int h) {
 SKN_INTERNAL int skn_api_file_errhandler(skn_rank *me, int h, int *h_out);
 
 SKN_INTERNAL const char *skn_api_comm_name(skn_rank *me, int comm);
+/* A handle for a message: the name of a predefined one (MPI_COMM_NULL, MPI_COMM_WORLD,
+ * MPI_DATATYPE_NULL...), else its value in hex, written in buf. */
+SKN_INTERNAL const char *skn_api_handle_str(int h, char *buf, size_t len) __attribute__((cold));
+#define SKN_HSTR(h) skn_api_handle_str((h), (char[24]){0}, 24)
 
 /* The rank's MPI_LASTUSEDCODE (api/errors.c): MPI_ERR_LASTCODE until MPI_Add_error_class
  * or MPI_Add_error_code add one; the attribute of MPI_COMM_WORLD points at it. */

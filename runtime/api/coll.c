@@ -25,7 +25,9 @@ static inline void leave(coll_ctx *x) { skn_api_leave(x->me); }
 static int check_buf(coll_ctx *x, const char *what, const void *buf, int count, MPI_Datatype dt,
                      const skn_dtype **t) {
   *t = skn_api_dtype(x->me, dt);
-  if (!*t) return skn_api_error(x->me, x->comm, MPI_ERR_TYPE, x->fn, "%s datatype=%#x", what, (unsigned)dt);
+  if (!*t)
+    return skn_api_error(x->me, x->comm, MPI_ERR_TYPE, x->fn, "%s datatype=%#x %s", what, (unsigned)dt,
+                         skn_api_dtype_fault(x->me, dt));
   if (count < 0) return skn_api_error(x->me, x->comm, MPI_ERR_COUNT, x->fn, "%s count=%d", what, count);
   if (!buf && count > 0 && (*t)->size > 0 && (*t)->true_lb == 0)
     return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "%s buffer=NULL with count=%d", what, count);
@@ -33,6 +35,34 @@ static int check_buf(coll_ctx *x, const char *what, const void *buf, int count, 
 }
 
 static inline bool is_inter(const coll_ctx *x) { return skn_comm_is_inter(x->v->comm); }
+
+/* The bytes `count` elements of t at buf touch, [*lo, *hi); false when none. */
+static inline bool span_of(const void *buf, size_t count, const skn_dtype *t, uintptr_t *lo, uintptr_t *hi) {
+  if (!count || !t->size) return false;
+  ptrdiff_t last = (ptrdiff_t)(count - 1) * t->extent;
+  *lo = (uintptr_t)buf + (uintptr_t)(t->true_lb + (last < 0 ? last : 0));
+  *hi = (uintptr_t)buf + (uintptr_t)(t->true_lb + t->true_extent + (last > 0 ? last : 0));
+  return true;
+}
+
+/* Send and receive buffers that share a byte, MPI_IN_PLACE aside, are MPI_ERR_BUFFER (MPICH
+ * rejects the same pointer; MPI forbids any overlap): one compare of two ranges. */
+static int check_alias(coll_ctx *x, const void *sbuf, size_t scount, const skn_dtype *st, const void *rbuf,
+                       size_t rcount, const skn_dtype *rt) {
+  uintptr_t s0, s1, r0, r1;
+  if (IN_PLACE(sbuf) || IN_PLACE(rbuf) || !st || !rt || !span_of(sbuf, scount, st, &s0, &s1) ||
+      !span_of(rbuf, rcount, rt, &r0, &r1) || s0 >= r1 || r0 >= s1)
+    return MPI_SUCCESS;
+  return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn,
+                       "the send buffer [%#tx, %#tx) and the receive buffer [%#tx, %#tx) overlap (use MPI_IN_PLACE)",
+                       (ptrdiff_t)s0, (ptrdiff_t)s1, (ptrdiff_t)r0, (ptrdiff_t)r1);
+}
+
+/* The v and w forms: the same pointer, as MPICH checks (their blocks are scattered). */
+static int check_same(coll_ctx *x, const void *sbuf, const void *rbuf) {
+  if (sbuf != rbuf || IN_PLACE(sbuf) || sbuf == MPI_BOTTOM) return MPI_SUCCESS;
+  return skn_api_error(x->me, x->comm, MPI_ERR_BUFFER, x->fn, "sendbuf and recvbuf are the same (use MPI_IN_PLACE)");
+}
 
 /* Intercommunicator collectives have no in-place form. */
 static int no_in_place_inter(coll_ctx *x, const void *sbuf) {
@@ -146,6 +176,9 @@ static int gather_common(skn_rank *me, skn_comm_view *v, const char *fn, const v
   if (is_root) {
     if (rcounts && (rc = check_counts(&x, "recvcounts", rcounts, displs))) return rc;
     if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
+    if (!inter && (rc = rcounts ? check_same(&x, sbuf, rbuf)
+                                : check_alias(&x, sbuf, (size_t)scount, st, rbuf, (size_t)rcount * (size_t)x.v->comm->size, rt)))
+      return rc;
   }
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs,
@@ -190,6 +223,10 @@ static int scatter_common(skn_rank *me, skn_comm_view *v, const char *fn, const 
   }
   if ((!inter || root >= 0) && !IN_PLACE(rbuf) && (rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt)))
     return rc;
+  if (is_root && !inter &&
+      (rc = scounts ? check_same(&x, sbuf, rbuf)
+                    : check_alias(&x, sbuf, (size_t)scount * (size_t)x.v->comm->size, st, rbuf, (size_t)rcount, rt)))
+    return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .scounts = scounts,
                      .sdispls = displs, .rbuf = rbuf, .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt,
                      .root = root};
@@ -228,6 +265,9 @@ static int allgather_common(skn_rank *me, skn_comm_view *v, const char *fn, cons
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if (rcounts && (rc = check_counts(&x, "recvcounts", rcounts, displs))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcounts ? 0 : rcount, rtype, &rt))) return rc;
+  if ((rc = rcounts ? check_same(&x, sbuf, rbuf)
+                    : check_alias(&x, sbuf, (size_t)scount, st, rbuf, (size_t)rcount * (size_t)x.v->comm->rsize, rt)))
+    return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)(rcount > 0 ? rcount : 0), .rt = rt, .rcounts = rcounts, .rdispls = displs};
   return dispatch(&x, OPS(&x)->allgather, &a, req, NULL);
@@ -264,6 +304,8 @@ static int alltoall_common(skn_rank *me, skn_comm_view *v, const char *fn, const
   if ((rc = no_in_place_inter(&x, sbuf))) return rc;
   if (!IN_PLACE(sbuf) && (rc = check_buf(&x, "send", sbuf, scount, stype, &st))) return rc;
   if ((rc = check_buf(&x, "receive", rbuf, rcount, rtype, &rt))) return rc;
+  size_t n = (size_t)x.v->comm->rsize;
+  if ((rc = check_alias(&x, sbuf, (size_t)scount * n, st, rbuf, (size_t)rcount * n, rt))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .scount = (size_t)(scount > 0 ? scount : 0), .st = st, .rbuf = rbuf,
                      .rcount = (size_t)rcount, .rt = rt};
   return dispatch(&x, OPS(&x)->alltoall, &a, req, NULL);
@@ -289,7 +331,8 @@ static int alltoallv_common(skn_rank *me, skn_comm_view *v, const char *fn, cons
   if (!IN_PLACE(sbuf) && ((rc = check_counts(&x, "sendcounts", scounts, sdispls)) ||
                           (rc = check_buf(&x, "send", sbuf, 0, stype, &st))))
     return rc;
-  if ((rc = check_counts(&x, "recvcounts", rcounts, rdispls)) || (rc = check_buf(&x, "receive", rbuf, 0, rtype, &rt)))
+  if ((rc = check_counts(&x, "recvcounts", rcounts, rdispls)) || (rc = check_buf(&x, "receive", rbuf, 0, rtype, &rt)) ||
+      (rc = check_same(&x, sbuf, rbuf)))
     return rc;
   skn_coll_args a = {.sbuf = sbuf, .st = st, .scounts = scounts, .sdispls = sdispls, .rbuf = rbuf, .rt = rt,
                      .rcounts = rcounts, .rdispls = rdispls};
@@ -321,6 +364,7 @@ static int alltoallw_common(skn_rank *me, skn_comm_view *v, const char *fn, cons
   const skn_dtype **sts = types, **rts = types + n;
   if (!IN_PLACE(sbuf)) rc = check_counts(&x, "sendcounts", scounts, sdispls);
   if (!rc) rc = check_counts(&x, "recvcounts", rcounts, rdispls);
+  if (!rc) rc = check_same(&x, sbuf, rbuf);
   for (int i = 0; i < n && !rc; i++) {
     if (!IN_PLACE(sbuf)) rc = check_buf(&x, "send", sbuf, 0, stypes[i], &sts[i]);
     if (!rc) rc = check_buf(&x, "receive", rbuf, 0, rtypes[i], &rts[i]);
@@ -395,6 +439,7 @@ static int reduce_common(skn_rank *me, skn_comm_view *v, const char *fn, const v
   }
   if (sends && (rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
   if (is_root && (rc = check_buf(&x, "receive", rbuf, count, dt, &t))) return rc;
+  if (sends && is_root && (rc = check_alias(&x, sbuf, (size_t)count, t, rbuf, (size_t)count, t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count, .root = root};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
   return dispatch(&x, all ? OPS(&x)->allreduce : OPS(&x)->reduce, &a, req, NULL);
@@ -439,6 +484,8 @@ static int reduce_scatter_common(skn_rank *me, skn_comm_view *v, const char *fn,
     total = (long long)rcount * n;
   }
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, (int)total, dt, &t))) return rc;
+  if ((rc = check_alias(&x, sbuf, (size_t)total, t, rbuf, (size_t)(rcounts ? rcounts[x.v->rank] : rcount), t)))
+    return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)total, .rcount = (size_t)(rcount > 0 ? rcount : 0),
                      .rcounts = rcounts};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
@@ -478,6 +525,7 @@ static int scan_common(skn_rank *me, skn_comm_view *v, const char *fn, const voi
   int rc;
   if ((rc = skn_api_intra_only(x.me, x.v, comm, fn))) return rc;
   if ((rc = check_buf(&x, "send", IN_PLACE(sbuf) ? rbuf : sbuf, count, dt, &t))) return rc;
+  if ((rc = check_alias(&x, sbuf, (size_t)count, t, rbuf, (size_t)count, t))) return rc;
   skn_coll_args a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (size_t)count, .rcount = (size_t)count};
   if ((rc = op_lookup(&x, op, dt, t, &a))) return rc;
   return dispatch(&x, exclusive ? OPS(&x)->exscan : OPS(&x)->scan, &a, req, NULL);

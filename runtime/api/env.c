@@ -89,7 +89,8 @@ static int impl_Is_thread_main(skn_rank *me, const char *fn, int *flag) {
 
 /* Ends the job whatever the state (anytime) and whatever comm is (nocheck). */
 static int impl_Abort(skn_rank *me, const char *fn, MPI_Comm comm, int errorcode) {
-  fflush(NULL);
+  skn_flush_stdio();
+  skn_flush_stdio_wait(); /* the other processes' end may come before ours */
   char msg[256];
   snprintf(msg, sizeof msg, "rank %d called MPI_Abort(%s, %d)", me->world_rank, skn_api_comm_name(me, comm), errorcode);
   if (skn_job_g.nprocs > 1) skn_pmi_abort(errorcode, msg); /* the launcher ends the other processes */

@@ -94,7 +94,7 @@ skn_rank *skn_api_self_any_slow(const char *fn) {
 skn_rank *skn_api_self_slow(const char *fn) {
   skn_rank *me = skn_api_self_any_slow(fn);
   if (me->state == SKN_RANK_INITIALIZED) return me;
-  fflush(NULL);
+  skn_flush_stdio();
   skn_fatal("rank %d: %s called %s; only MPI_Initialized, MPI_Finalized, MPI_Get_version, "
             "MPI_Get_library_version and the MPI_Info functions may be called %s",
             me->world_rank, fn, me->state == SKN_RANK_CREATED ? "before MPI_Init" : "after MPI_Finalize",
@@ -112,6 +112,22 @@ const char *skn_api_comm_name(skn_rank *me, int comm) {
   skn_comm_view *v = skn_api_comm(me, comm);
   const skn_api_comm_state *st = v ? view_state(v) : NULL;
   return st ? st->name : v ? "" : "invalid communicator";
+}
+
+const char *skn_api_handle_str(int h, char *buf, size_t len) {
+  static const struct {
+    int h;
+    const char *name;
+  } names[] = {{MPI_COMM_NULL, "MPI_COMM_NULL"}, {MPI_COMM_WORLD, "MPI_COMM_WORLD"}, {MPI_COMM_SELF, "MPI_COMM_SELF"},
+               {MPI_GROUP_NULL, "MPI_GROUP_NULL"}, {MPI_GROUP_EMPTY, "MPI_GROUP_EMPTY"},
+               {MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL"}, {MPI_ERRHANDLER_NULL, "MPI_ERRHANDLER_NULL"},
+               {MPI_OP_NULL, "MPI_OP_NULL"}, {MPI_INFO_NULL, "MPI_INFO_NULL"}, {MPI_WIN_NULL, "MPI_WIN_NULL"},
+               {MPI_MESSAGE_NULL, "MPI_MESSAGE_NULL"}, {MPI_REQUEST_NULL, "MPI_REQUEST_NULL"},
+               {MPI_FILE_NULL, "MPI_FILE_NULL"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].h == h) return names[i].name;
+  snprintf(buf, len, "%#x", (unsigned)h);
+  return buf;
 }
 
 /* ------------------------------------------------------------------ user classes and codes
@@ -246,21 +262,26 @@ static const char *code_string(skn_rank *me, int code, const char **name) {
 /* Calls error handler h (of a communicator, window or file) on object *obj, or ends the job. */
 static int report(skn_rank *me, int h, int *obj, int errclass, const char *fn, const char *fmt, va_list ap) {
   skn_api_rank *api = skn_api_of(me);
+  api->eh_set = false;
   if (h == MPI_ERRORS_RETURN) return errclass;
   unsigned idx = (unsigned)h & 0xffffffu;
   if (h != MPI_ERRORS_ARE_FATAL && idx < (unsigned)api->nerrhs && api->errhs[idx].fn) {
     int code = errclass;
     api->errhs[idx].fn(obj, &code);
+    /* the library goes on with the class; the entry point returns the handler's code */
+    api->eh_code = code;
+    api->eh_set = true;
     return errclass;
   }
   char detail[512];
   vsnprintf(detail, sizeof detail, fmt, ap);
-  fflush(NULL);
+  skn_flush_stdio();
   const char *name, *what = code_string(me, errclass, &name);
   char num[32];
   if (!name) snprintf(num, sizeof num, "error code %d", errclass);
   skn_log("rank %d: %s: %s: %s (%s); MPI_ERRORS_ARE_FATAL ends the job", me->world_rank, fn, what, detail,
           name ? name : num);
+  skn_flush_stdio_wait();
   _exit(1);
 }
 
@@ -293,6 +314,13 @@ int skn_api_error(skn_rank *me, int comm, int errclass, const char *fn, const ch
   return rc;
 }
 
+int skn_api_rc_slow(skn_rank *me, int rc) {
+  skn_api_rank *api = skn_api_of(me);
+  if (!api->eh_set) return rc;
+  api->eh_set = false;
+  return api->eh_code;
+}
+
 int skn_api_win_error(skn_rank *me, MPI_Win win, int errclass, const char *fn, const char *fmt, ...) {
   if (!skn_api_valid_code(me, errclass)) errclass = MPI_ERR_OTHER;
   skn_win_view *v = skn_api_win(me, win);
@@ -311,7 +339,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
   skn_rank *me = skn_rank_self(); /* valid before MPI_Init too */
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_class");
-    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode);
+    return skn_api_rc(me, skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_class", "errorcode=%d", errorcode));
   }
   *errorclass = class_of(me, errorcode);
   return MPI_SUCCESS;
@@ -322,7 +350,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
   skn_rank *me = skn_rank_self();
   if (!skn_api_valid_code(me, errorcode)) {
     me = skn_api_self_any("MPI_Error_string");
-    return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode);
+    return skn_api_rc(me, skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_ARG, "MPI_Error_string", "errorcode=%d", errorcode));
   }
   const char *name, *what = code_string(me, errorcode, &name);
   int n = name ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, what)
@@ -396,6 +424,7 @@ static int impl_Comm_call_errhandler(skn_rank *me, const char *fn, MPI_Comm comm
   /* the handler gets the code itself, added ones included */
   int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_error(me, comm, code, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 
@@ -432,6 +461,7 @@ static int impl_Win_call_errhandler(skn_rank *me, const char *fn, MPI_Win win, s
   /* the handler gets the code itself, added ones included (as the communicator's) */
   int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_win_error(me, win, code, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 

@@ -836,7 +836,8 @@ static int prepare(skn_rank *me, const char *fn, skn_file *f, MPI_File fh, int w
   memset(a, 0, sizeof *a);
   if (count < 0) return ferr(me, fh, MPI_ERR_COUNT, fn, "negative count");
   const skn_dtype *t = skn_api_dtype(me, dt);
-  if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
+  if (!t) return ferr(me, fh, MPI_ERR_TYPE, fn, skn_api_dtype_any(me, dt) ? "the datatype is not committed"
+                                                                         : "the datatype is not valid");
   if (wr && (f->amode & MPI_MODE_RDONLY)) return ferr(me, fh, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
   if (!wr && (f->amode & MPI_MODE_WRONLY)) return ferr(me, fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_WRONLY");
   if ((f->amode & MPI_MODE_SEQUENTIAL) && where != AT_SHARED && where != AT_ORDERED)
@@ -1233,6 +1234,7 @@ static int impl_File_call_errhandler(skn_rank *me, const char *fn, MPI_File fh, 
   /* the handler gets the code itself, added ones included (as the communicator's) */
   int code = skn_api_valid_code(me, errorcode) ? errorcode : MPI_ERR_UNKNOWN;
   skn_api_error(me, fh, code, fn, "errorcode=%d", errorcode);
+  skn_api_of(me)->eh_set = false; /* returns MPI_SUCCESS whatever the handler left */
   return MPI_SUCCESS;
 }
 

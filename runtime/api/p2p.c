@@ -77,7 +77,7 @@ static __attribute__((noinline, cold)) int recv_error(skn_rank *me, const char *
   }
   if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
   return skn_api_error(me, r->comm, MPI_ERR_TRUNCATE, fn, "a message of %zu bytes (source %d, tag %d) arrived "
-                       "for a buffer of %zu bytes", r->bytes, r->st_src, r->st_tag, r->count * r->dt->size);
+                       "for a buffer of %zu bytes", r->sent, r->st_src, r->st_tag, r->count * r->dt->size);
 }
 
 static inline int recv_result(skn_rank *me, const char *fn, const skn_req *r, MPI_Status *status) {

@@ -24,7 +24,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   skn_api_set_status(st, a);
   bool truncated = a->truncated, mismatch = a->type_mismatch;
   int io_err = a->io_err, comm = a->comm; /* read before the release below */
-  size_t bytes = a->bytes, cap = a->count * (a->dt ? a->dt->size : 0);
+  size_t sent = a->sent, cap = a->count * (a->dt ? a->dt->size : 0);
   int src = a->st_src, tag = a->st_tag;
   skn_bsend_unlink(a);
   if (r->kind == SKN_REQ_PERSISTENT) {
@@ -47,7 +47,7 @@ int skn_api_request_finish(skn_rank *me, const char *fn, int *handle, skn_req *r
   if (SKN_UNLIKELY(truncated)) {
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_ERR_TRUNCATE;
     return skn_api_error(me, comm, MPI_ERR_TRUNCATE, fn,
-                         "a message of %zu bytes (source %d, tag %d) arrived for a buffer of %zu bytes", bytes, src,
+                         "a message of %zu bytes (source %d, tag %d) arrived for a buffer of %zu bytes", sent, src,
                          tag, cap);
   }
   if (SKN_UNLIKELY(grc != MPI_SUCCESS)) {
@@ -585,7 +585,8 @@ static int impl_Mrecv(skn_rank *me, const char *fn, void *buf, int count, MPI_Da
   skn_api_set_status(status, &r);
   if (r.truncated) {
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_TRUNCATE;
-    return skn_api_error(me, r.comm, MPI_ERR_TRUNCATE, fn, "message of %zu bytes truncated", r.bytes);
+    return skn_api_error(me, r.comm, MPI_ERR_TRUNCATE, fn, "a message of %zu bytes (source %d, tag %d) arrived "
+                         "for a buffer of %zu bytes", r.sent, r.st_src, r.st_tag, r.count * (r.dt ? r.dt->size : 0));
   }
   return MPI_SUCCESS;
 }

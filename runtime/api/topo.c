@@ -280,42 +280,177 @@ static int impl_Cart_create(skn_rank *me, const char *fn, MPI_Comm comm, skn_com
   return derive(&x, n, NULL, rank < n ? rank : -1, t, comm_cart);
 }
 
-/* Searches the non-increasing factorizations of R into k factors for the one with the
- * smallest spread (first - last), then the smallest sum of factors, then the first in
- * descending order: MPICH's answers (checked against MPICH 4.0 on every nnodes <= 400 and
- * many larger ones, 2 to 6 dimensions; 5616 in 4 is 13 x 9 x 8 x 6). divs: divisors of
- * the original number, descending. */
-typedef struct dims_search {
-  const int *divs;
-  int ndivs, k;
-  int *cur, *best;
-  long long best_spread, best_sum;
-} dims_search;
+/* MPI_Dims_create gives MPICH's answers by following MPICH's algorithm (since 3.2, after
+ * Traeff and Luebbe, "Specification guideline violations by MPI_Dims_create", EuroMPI'15):
+ * primes above the square root of what is left take dimensions of their own; a few
+ * shapes have a direct answer; otherwise a pruned search over the divisors, smallest
+ * dimension first, keeps the last candidate whose spread is no worse than the best so
+ * far. Its answers are not always the smallest spread's smallest sum (590520 in 4 is
+ * 38 x 37 x 21 x 20, not 37 x 30 x 28 x 19), and the pruning keeps it fast (the whole
+ * table of tests/mpi/topo_dims.c in milliseconds). The quirks that decide ties are kept
+ * on purpose: the bound a level prunes with is the best spread when it was entered, and
+ * a spread is measured from the smallest dimension tried. */
+typedef struct dims_pf {
+  int val, cnt;
+} dims_pf;
 
-static void dims_dfs(dims_search *s, int depth, int R, int prev) {
-  int left = s->k - depth;
-  if (left == 0) {
-    if (R != 1) return;
-    long long spread = s->k ? (long long)s->cur[0] - s->cur[s->k - 1] : 0, sum = 0;
-    for (int i = 0; i < s->k; i++) sum += s->cur[i];
-    if (spread < s->best_spread || (spread == s->best_spread && sum < s->best_sum)) {
-      s->best_spread = spread;
-      s->best_sum = sum;
-      memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+/* Prime factors of n in increasing order; *nall: their number with multiplicity. */
+static int dims_factor(int n, dims_pf *f, int *nall) {
+  int nf = 0;
+  *nall = 0;
+  for (int p = 2; (long long)p * p <= n; p += p == 2 ? 1 : 2)
+    if (n % p == 0) {
+      int c = 0;
+      while (n % p == 0) n /= p, c++;
+      f[nf++] = (dims_pf){p, c};
+      *nall += c;
     }
-    return;
+  if (n > 1) {
+    f[nf++] = (dims_pf){n, 1};
+    ++*nall;
   }
-  for (int i = 0; i < s->ndivs; i++) {
-    int f = s->divs[i];
-    if (f > prev || R % f) continue;
-    /* the remaining factors are <= f: their product f^left must reach R */
-    long long pw = 1;
-    for (int j = 0; j < left && pw < R; j++) pw *= f;
-    if (pw < R) break; /* smaller f can only do worse */
-    if (depth > 0 && (long long)s->cur[0] - f > s->best_spread) break;
-    s->cur[depth] = f;
-    dims_dfs(s, depth + 1, R / f, f);
+  return nf;
+}
+
+static int int_cmp(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct dims_bal {
+  int nd;       /* dimensions balanced */
+  int *trydims; /* the candidate, filled from the last (smallest) dimension up */
+  int *opt;     /* the best so far */
+  int bal;      /* its spread */
+} dims_bal;
+
+/* Fills dimensions idx..0 with a factorization of n taken from divs (ascending divisors of
+ * n). Every bound below is the algorithm's own, including the stale `bal`. */
+static bool dims_balance(dims_bal *b, int n, int idx, const int *divs, int ndivs) {
+  const int min = b->trydims[b->nd - 1], bal = b->bal;
+  if (idx == 0) {
+    if (n - min <= bal) {
+      memcpy(b->opt + 1, b->trydims + 1, sizeof(int) * (size_t)(b->nd - 1));
+      b->opt[0] = n;
+      b->bal = n - min;
+    }
+    return true;
   }
+  if (idx == 1) { /* the last two: the pair closest to sqrt(n) */
+    int k = 1;
+    while (k < ndivs && n / divs[k] >= divs[k]) k++;
+    int f = divs[k - 1], q = n / f;
+    if (q < f) return true;
+    if ((b->nd == 2 ? q - f : q - min) <= bal) {
+      memcpy(b->opt + 2, b->trydims + 2, sizeof(int) * (size_t)(b->nd - 2));
+      b->opt[0] = q;
+      b->opt[1] = f;
+      b->bal = q - min;
+    }
+    return true;
+  }
+  int *sub = malloc(sizeof(int) * (size_t)ndivs);
+  if (!sub) return false;
+  bool ok = true;
+  for (int k = 0; k < ndivs && ok; k++) {
+    int f = divs[k];
+    if (idx < b->nd - 1 && f - min > bal) break; /* every later dimension is at least f */
+    int q = n / f, nsub = 0, sf;
+    if (q % f == 0) sub[nsub++] = sf = f;
+    else if (k + 1 < ndivs) sf = divs[k + 1];
+    else break;
+    if (idx < b->nd - 1 && sf - min > bal) break;
+    /* the idx dimensions left are each at least sf: sf^idx must not exceed q */
+    long long pw = sf;
+    int i = 1;
+    while (i < idx && pw * sf <= q) pw *= sf, i++;
+    if (i < idx) break;
+    b->trydims[idx] = f;
+    for (int kk = k + 1; kk < ndivs && (long long)divs[kk] * divs[kk] <= q; kk++)
+      if (q % divs[kk] == 0) sub[nsub++] = divs[kk];
+    if (nsub) ok = dims_balance(b, q, idx - 1, sub, nsub);
+  }
+  free(sub);
+  return ok;
+}
+
+/* Factors R into k dimensions (k >= 2) the way MPICH does; false when out of memory. */
+static bool dims_mpich(int R, int k, int *out) {
+  dims_pf f[16];
+  int nall, nf = dims_factor(R, f, &nall), next = 0;
+  /* primes above the square root of what is left (never the smallest); MPICH squares in
+   * int, so a prime above 46340 is taken only when its square wraps above R: kept, as it
+   * decides answers such as 610181712 in 5 (86477 x 14 x 9 x 8 x 7) */
+  for (int j = nf - 1; j > 0 && next < k - 1; j--) {
+    if (f[j].cnt != 1 || (int32_t)((uint32_t)f[j].val * (uint32_t)f[j].val) <= R) break;
+    out[next++] = f[j].val;
+    R /= f[j].val;
+    nf--;
+    nall--;
+  }
+  int left = k - next;
+  if (nall + next <= k) { /* one prime per dimension, largest first, then 1s */
+    int i = next + nall;
+    for (int j = 0; j < nf; j++)
+      for (int c = 0; c < f[j].cnt; c++) out[--i] = f[j].val;
+    for (i = next + nall; i < k; i++) out[i] = 1;
+    return true;
+  }
+  if (left == 1) {
+    out[next] = R;
+    return true;
+  }
+  if (nf == 1) { /* a power of one prime, dealt round robin */
+    for (int i = next; i < k; i++) out[i] = 1;
+    for (int c = 0, i = next; c < f[0].cnt; c++, i = i + 1 < k ? i + 1 : next) out[i] *= f[0].val;
+    return true;
+  }
+  bool even = true; /* every exponent a multiple of the dimensions left: all equal */
+  for (int j = 0; j < nf; j++) even = even && f[j].cnt % left == 0;
+  if (even) {
+    int v = 1;
+    for (int j = 0; j < nf; j++)
+      for (int c = 0; c < f[j].cnt / left; c++) v *= f[j].val;
+    for (int i = next; i < k; i++) out[i] = v;
+    return true;
+  }
+  /* the divisors of R but 1 and R, ascending */
+  int ndivs = 1;
+  for (int j = 0; j < nf; j++) ndivs *= f[j].cnt + 1;
+  int *divs = malloc(sizeof(int) * (size_t)ndivs), *try = malloc(sizeof(int) * (size_t)left);
+  if (!divs || !try) {
+    free(divs);
+    free(try);
+    return false;
+  }
+  int nd = 1;
+  divs[0] = 1;
+  for (int j = 0; j < nf; j++) {
+    int base = nd;
+    for (int c = 1, pw = f[j].val; c <= f[j].cnt; c++, pw *= f[j].val)
+      for (int i = 0; i < base; i++) divs[nd++] = divs[i] * pw;
+  }
+  qsort(divs, (size_t)nd, sizeof *divs, int_cmp);
+  /* first guess: one prime per dimension from the largest, each further prime to the
+   * last dimension it keeps no larger than the one before it (else the first) */
+  int *opt = out + next;
+  for (int i = 0; i < left; i++) opt[i] = 1;
+  for (int j = nf - 1, i = 0; j >= 0; j--)
+    for (int c = 0; c < f[j].cnt; c++) {
+      if (i < left) {
+        opt[i++] = f[j].val;
+        continue;
+      }
+      int kk = left - 1;
+      while (kk > 0 && (long long)opt[kk] * f[j].val > opt[kk - 1]) kk--;
+      opt[kk] *= f[j].val;
+    }
+  dims_bal b = {left, try, opt, out[0] - out[k - 1]};
+  try[left - 1] = divs[1];
+  bool ok = dims_balance(&b, R, left - 1, divs + 1, nd - 2);
+  free(divs);
+  free(try);
+  return ok;
 }
 
 static int impl_Dims_create(skn_rank *me, const char *fn, int nnodes, int ndims, int dims[]) {
@@ -336,27 +471,13 @@ static int impl_Dims_create(skn_rank *me, const char *fn, int nnodes, int ndims,
                          "nnodes=%d is not a multiple of the product of the given dimensions", nnodes);
   if (nfree == 0) return MPI_SUCCESS;
   int R = (int)(nnodes / fixed);
-  /* Divisors of R in descending order. An int has at most 1600 divisors, at most 800 of
-   * them below its square root. */
-  int lo[1024], hi[1024], divs[2048], nlo = 0, nhi = 0, nd = 0;
-  for (int f = 1; (long long)f * f <= R; f++)
-    if (R % f == 0) {
-      lo[nlo++] = f;
-      if (f != R / f) hi[nhi++] = R / f;
-    }
-  for (int i = 0; i < nhi; i++) divs[nd++] = hi[i]; /* descending already */
-  for (int i = nlo - 1; i >= 0; i--) divs[nd++] = lo[i];
-  int *cur = malloc(sizeof(int) * (size_t)nfree), *best = malloc(sizeof(int) * (size_t)nfree);
-  if (!cur || !best) {
-    free(cur);
+  int *best = malloc(sizeof(int) * (size_t)nfree);
+  if (!best || (nfree == 1 ? (best[0] = R, false) : !dims_mpich(R, nfree, best))) {
     free(best);
     return skn_api_error(me, SKN_API_NOOBJ, MPI_ERR_NO_MEM, fn, "out of memory");
   }
-  dims_search s = {divs, nd, nfree, cur, best, (long long)1 << 62, (long long)1 << 62};
-  dims_dfs(&s, 0, R, R);
   for (int d = 0, j = 0; d < ndims; d++)
     if (dims[d] == 0) dims[d] = best[j++];
-  free(cur);
   free(best);
   return MPI_SUCCESS;
 }

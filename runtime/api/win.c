@@ -266,7 +266,7 @@ static int check_type(skn_rank *me, const char *fn, MPI_Win win, int count, MPI_
                       const char *what) {
   if (count < 0) return WIN_ERR(MPI_ERR_COUNT, "%s count=%d is negative", what, count);
   *t = skn_api_dtype(me, dt);
-  if (!*t) return WIN_ERR(MPI_ERR_TYPE, "%s datatype=%#x is not a valid committed datatype", what, (unsigned)dt);
+  if (!*t) return WIN_ERR(MPI_ERR_TYPE, "%s datatype=%#x %s", what, (unsigned)dt, skn_api_dtype_fault(me, dt));
   return MPI_SUCCESS;
 }
 
@@ -291,9 +291,14 @@ static int target(skn_rank *me, const char *fn, MPI_Win win, skn_win_view *v, in
   bool empty = tcount == 0 || tt->size == 0;
   if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* displacements are addresses */
     out->addr = (char *)(uintptr_t)disp;
-    if (!empty && !skn_win_dynamic_covers(w, rank, (uintptr_t)disp + (uintptr_t)lo, (uintptr_t)disp + (uintptr_t)hi))
-      return WIN_ERR(MPI_ERR_RMA_RANGE, "target %d has no attached region holding [%#tx, %#tx)", rank, disp + lo,
+    int cover = empty ? SKN_WIN_COVERED
+                      : skn_win_dynamic_covers(w, rank, (uintptr_t)disp + (uintptr_t)lo, (uintptr_t)disp + (uintptr_t)hi);
+    if (cover == SKN_WIN_OUTSIDE)
+      return WIN_ERR(MPI_ERR_RMA_RANGE, "target %d has no attached memory holding [%#tx, %#tx)", rank, disp + lo,
                      disp + hi);
+    if (cover == SKN_WIN_SPLIT)
+      return WIN_ERR(MPI_ERR_RMA_RANGE, "[%#tx, %#tx) spans several regions attached by target %d, which is in "
+                     "another process: an access there must lie in one region", disp + lo, disp + hi, rank);
     return MPI_SUCCESS;
   }
   if (disp < 0) return WIN_ERR(MPI_ERR_DISP, "target_disp=%td is negative", disp);
@@ -412,6 +417,9 @@ static int accumulate(skn_rank *me, const char *fn, const void *obuf, int ocount
   if (rc != MPI_SUCCESS) return rc;
   if (!t.skip) {
     size_t tbytes = (size_t)tcount * tt->size;
+    /* nothing moves: no type or op to match (MPICH returns at once too) */
+    if (!tbytes && (no_op || (size_t)ocount * ot->size == 0) && (!fetch || (size_t)rcount * rt->size == 0))
+      return req ? done_request(me, fn, win, req) : MPI_SUCCESS;
     int basic = skn_rma_basic(tt);
     if (basic < 0 || (tbytes && !skn_dt_predefined[basic].size))
       return WIN_ERR(MPI_ERR_TYPE, "the target datatype must consist of one predefined type");

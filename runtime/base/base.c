@@ -2,9 +2,11 @@
 #define _GNU_SOURCE
 #include "base.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,8 +73,53 @@ void skn_fatal(const char *fmt, ...) {
   va_start(ap, fmt);
   vlog(fmt, ap);
   va_end(ap);
-  fflush(NULL);
+  skn_flush_stdio();
+  skn_flush_stdio_wait();
   _exit(1);
+}
+
+/* fflush(NULL) takes each stream's lock in turn, and a user thread can hold one for ever
+ * (fgets on a pipe holds stdin's while it waits): a report path that called it hung the
+ * job silently. stdout and stderr, whose order against the report matters, are flushed
+ * at once when their locks are free; the other streams by fflush(NULL) on a helper
+ * thread, which skn_flush_stdio_wait waits for at most FLUSH_WAIT_MS before the process
+ * ends (it may stay blocked, holding libc's list of streams: nothing uses stdio after). */
+#define FLUSH_WAIT_MS 200
+static _Atomic int flush_state; /* 0 none, 1 a helper flushing, 2 it finished */
+
+static void *flush_all(void *unused) {
+  (void)unused;
+  fflush(NULL);
+  atomic_store(&flush_state, 2);
+  return NULL;
+}
+
+void skn_flush_stdio(void) {
+  FILE *std[2] = {stdout, stderr};
+  for (int i = 0; i < 2; i++)
+    if (ftrylockfile(std[i]) == 0) {
+      fflush_unlocked(std[i]);
+      funlockfile(std[i]);
+    }
+  int st = atomic_load(&flush_state);
+  if (st == 1 || !atomic_compare_exchange_strong(&flush_state, &st, 1)) return; /* one helper at most */
+  /* libc's pthread_create: the runtime's would make the helper a thread of a rank */
+  int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+      (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+  pthread_attr_t at;
+  pthread_t t;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&at, 64 << 10);
+  if (!create || create(&t, &at, flush_all, NULL) != 0) atomic_store(&flush_state, 0);
+  pthread_attr_destroy(&at);
+}
+
+void skn_flush_stdio_wait(void) {
+  for (int ms = 0; ms < FLUSH_WAIT_MS && atomic_load(&flush_state) == 1; ms++) {
+    struct timespec ts = {0, 1000000};
+    syscall(SYS_nanosleep, &ts, NULL); /* not the runtime's nanosleep, which switches ranks */
+  }
 }
 
 void skn_write_str(const char *s) {

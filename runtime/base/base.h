@@ -90,6 +90,13 @@ SKN_INTERNAL uint64_t skn_now_ns(void);
  * not needed here; see skn_write_str for signal handlers). */
 SKN_INTERNAL void skn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 SKN_INTERNAL _Noreturn void skn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Flushes the program's stdio output before a report that ends the process (deadlock,
+ * watchdog, timeout, fatal error, MPI_Abort), never waiting for a lock a user thread may
+ * hold for ever (a rank blocked in fgets holds stdin's): stdout and stderr now, the
+ * other streams on a helper thread, which _wait waits for (bounded) just before the
+ * process ends. See base.c. */
+SKN_INTERNAL void skn_flush_stdio(void);
+SKN_INTERNAL void skn_flush_stdio_wait(void);
 /* Async-signal-safe: writes a string / an integer to stderr. */
 SKN_INTERNAL void skn_write_str(const char *s);
 SKN_INTERNAL void skn_write_long(long v);

@@ -191,7 +191,7 @@ def entry(f):
 
         def fail(cls, fmt, *vals):
             args = ''.join(', ' + v for v in vals)
-            return 'return ' + report.format(cls=cls, rest=f'"{fmt}"{args}') + ';'
+            return 'return skn_api_rc(me, ' + report.format(cls=cls, rest=f'"{fmt}"{args}') + ');'
 
     def cls_of(a, default):
         if not a.err:
@@ -234,9 +234,12 @@ def entry(f):
             obj = a.name + suffix
             body.append(f'{ctype}{obj} = {lookup.format(a=h)};')
             bad = f'!{obj}' if not a.null else f'!{obj} && {h} != {NULL_HANDLE[a.kind]}'
-            msg = fail(cls_of(a, cls), f'{a.name}=%#x is not a valid {what}', f'(unsigned){h}')
+            if a.kind == 'DATATYPE' and lookup == HANDLE_CHECKS['DATATYPE'][0]:  # committed ones only: say which
+                msg = fail(cls_of(a, cls), f'{a.name}=%s %s', f'SKN_HSTR({h})', f'skn_api_dtype_fault(me, {h})')
+            else:
+                msg = fail(cls_of(a, cls), f'{a.name}=%s is not a valid {what}', f'SKN_HSTR({h})')
             if a.kind == 'FILE':  # a bad file handle is reported through MPI_FILE_NULL's handler
-                msg = f'return skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%#x is not a valid {what}", (unsigned){h});'
+                msg = f'return skn_api_rc(me, skn_api_error(me, MPI_FILE_NULL, {cls_of(a, cls)}, fn, "{a.name}=%s is not a valid {what}", SKN_HSTR({h})));'
             body.append(f'if (SKN_UNLIKELY({bad})) ' + msg)
             call.append(obj)
         elif a.kind in HANDLE_CHECKS and a.direction == 'in':
@@ -248,8 +251,12 @@ def entry(f):
             body.append(f'if (SKN_UNLIKELY({a.length} > 0 && !{a.name})) '
                         + fail('MPI_ERR_ARG', f'{a.name}=NULL with {a.length}=%d', a.length))
             body.append(f'for (int i_ = 0; i_ < {a.length}; i_++)')
-            body.append(f'  if (SKN_UNLIKELY(!{lookup.format(a=a.name + "[i_]")})) ' +
-                        fail(cls_of(a, cls), f'{a.name}[%d]=%#x is not a valid {what}', 'i_', f'(unsigned){a.name}[i_]'))
+            if a.kind == 'DATATYPE' and lookup == HANDLE_CHECKS['DATATYPE'][0]:
+                why = fail(cls_of(a, cls), f'{a.name}[%d]=%s %s', 'i_', f'SKN_HSTR({a.name}[i_])',
+                           f'skn_api_dtype_fault(me, {a.name}[i_])')
+            else:
+                why = fail(cls_of(a, cls), f'{a.name}[%d]=%s is not a valid {what}', 'i_', f'SKN_HSTR({a.name}[i_])')
+            body.append(f'  if (SKN_UNLIKELY(!{lookup.format(a=a.name + "[i_]")})) ' + why)
         elif a.array:
             if a.length:
                 body.append(f'if (SKN_UNLIKELY({a.length} > 0 && !{a.name})) '
@@ -265,7 +272,10 @@ def entry(f):
             val = f'(long long){a.name}' if a.kind == 'XCOUNT' else a.name
             body.append(f'if (SKN_UNLIKELY({a.name} < 0)) ' + fail(cls_of(a, 'MPI_ERR_COUNT'), f'{a.name}={pct}', val))
     body += late
-    body.append(f'return impl_{f.short}({", ".join(call)});')
+    if f.tools or f.ret != 'int':
+        body.append(f'return impl_{f.short}({", ".join(call)});')
+    else:  # an error returns what the user's handler left (api.h, skn_api_rc)
+        body.append(f'return skn_api_rc(me, impl_{f.short}({", ".join(call)}));')
     lines = [f'{f.ret} PMPI_{f.short}({f.c_params()}) {{'] + ['  ' + b for b in body] + ['}', f'SKN_WEAK_ALIAS({f.short});', '']
     return '\n'.join(lines)
 

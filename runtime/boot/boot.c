@@ -330,7 +330,7 @@ static bool describe_ranks(bool timeout) {
   int live = 0, first = j->first_rank, end = j->first_rank + j->nranks;
   for (int i = first; i < end; i++) live += __atomic_load_n(&j->ranks[i]->state, __ATOMIC_RELAXED) != SKN_RANK_EXITED;
   if (live == 0) return false;
-  fflush(NULL);
+  skn_flush_stdio();
   if (timeout)
     skn_log("timeout: the job ran longer than %u s (--timeout, MPIEXEC_TIMEOUT); %d of %d ranks still running",
             boot_state.cfg.timeout_s, live, j->nranks);
@@ -386,7 +386,7 @@ static void on_worker_held(int w, skn_unit *u) {
   }
   /* the held rank may still be running (its worker's kernel thread sleeps) */
   const char *fn = held ? skn_call_read(&held->call).fn : NULL;
-  fflush(NULL);
+  skn_flush_stdio();
   /* With no rank left behind it (the others moved to other workers), every other rank
    * waits while it sleeps in the kernel. */
   char what[sizeof others + 32];
@@ -396,6 +396,7 @@ static void on_worker_held(int w, skn_unit *u) {
           "sleep, pthread_join, condition variables, mutexes, semaphores, poll, select, read and waitpid "
           "into scheduler waits, not this call; run with as many workers as ranks, SKEIN_WORKERS)",
           held ? held->world_rank : -1, fn ? fn : "a system call outside MPI", w, what);
+  skn_flush_stdio_wait();
   _exit(SKN_EXIT_DEADLOCK);
 }
 
@@ -407,7 +408,10 @@ static int deadlock_exit_code(void) {
 }
 
 static void on_stall(void) {
-  if (describe_ranks(false)) _exit(deadlock_exit_code());
+  if (describe_ranks(false)) {
+    skn_flush_stdio_wait();
+    _exit(deadlock_exit_code());
+  }
 }
 
 static void *timeout_thread(void *unused) {
@@ -416,7 +420,8 @@ static void *timeout_thread(void *unused) {
   while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
   }
   describe_ranks(true);
-  fflush(NULL);
+  skn_flush_stdio();
+  skn_flush_stdio_wait();
   _exit(SKN_EXIT_TIMEOUT);
 }
 
@@ -429,12 +434,14 @@ static void report_deadlock(void) {
   if (!describe_ranks(false)) {
     int code = atomic_load(&skn_job_g.first_exit_code);
     if (code == 0) return;
-    fflush(NULL);
+    skn_flush_stdio();
+    skn_flush_stdio_wait();
     _exit(code);
   }
-  fflush(NULL);
+  skn_flush_stdio();
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
+  skn_flush_stdio_wait();
   _exit(deadlock_exit_code());
 }
 

@@ -266,6 +266,7 @@ typedef struct skn_req {
   _Atomic(uint32_t) net_pending; /* send to another process: events left (local completion, ack) */
   skn_msg_args *persist;   /* persistent: how to start the next instance */
   int io_err;              /* MPI-IO request (api/file.c): error class of a failed access, else 0 */
+  size_t sent;             /* recv, truncated only: the message's size (bytes: what was kept) */
   char cell[SKN_CELL_SIZE];
   /* Envelopes only, set by the transport that queues one (not cleared by skn_req_alloc): */
   const struct skn_transport *tp; /* the transport holding it (releases it) */

@@ -301,6 +301,7 @@ static inline void skn_p2p_set_result(skn_req *r, int src, int tag, size_t msg_b
   r->st_tag = tag;
   r->bytes = copied;
   r->truncated = copied < msg_bytes;
+  if (SKN_UNLIKELY(r->truncated)) r->sent = msg_bytes;
   r->type_mismatch = !sig_ok;
 }
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -138,7 +140,7 @@ void skn_dev_ending(void) { atomic_store(&ending, true); }
 bool skn_dev_is_ending(void) { return atomic_load(&ending); }
 
 void skn_dev_peer_lost(int proc, const char *where, const char *why) {
-  if (atomic_load(&ending)) return;
+  if (atomic_exchange(&ending, true)) return; /* one loss per process: the others follow from it */
   int first = -1, last = -1;
   for (int w = 0; w < skn_job_g.size; w++) {
     skn_rank *r = skn_job_g.ranks[w];
@@ -147,8 +149,20 @@ void skn_dev_peer_lost(int proc, const char *where, const char *why) {
       last = w;
     }
   }
-  skn_log("lost process %d (ranks %d-%d%s%s): %s; ending the job", proc, first, last, where ? ", " : "",
-          where ? where : "", why);
+  /* Every survivor notices; one of them says it (the lowest-numbered), so that a job of
+   * many processes prints one line per loss; it ends last, so that the others' ends are
+   * not reported as further losses (a launcher that sees a process end stops the rest). */
+  struct timespec ts = {0, 300000000};
+  if (skn_job_g.proc == (proc == 0 ? 1 : 0)) {
+    char ranks[48];
+    if (first == last) snprintf(ranks, sizeof ranks, "rank %d", first);
+    else snprintf(ranks, sizeof ranks, "ranks %d-%d", first, last);
+    skn_log("lost process %d (%s%s%s): %s; ending the job", proc, ranks, where ? ", " : "", where ? where : "",
+            why);
+    ts.tv_nsec = 0;
+    ts.tv_sec = 1;
+  }
+  syscall(SYS_nanosleep, &ts, NULL); /* the kernel's: this may be a rank, which must not switch */
   _exit(SKN_EXIT_PEER_LOST);
 }
 

@@ -702,23 +702,32 @@ static void dyn_fetch(skn_win *w, int i) {
   free(d);
 }
 
-static skn_win_region *region_holding(skn_win_target *t, uintptr_t lo, uintptr_t hi) {
-  for (skn_win_region *q = t->regions; q; q = q->next)
-    if (lo >= q->lo && hi <= q->hi) return q;
-  return NULL;
+/* How many attached regions it takes to cover [lo, hi): 1, 2 for more than one (they
+ * never overlap, so each step of the walk takes the region holding the next byte), 0
+ * when a byte is in none. */
+static int regions_covering(skn_win_target *t, uintptr_t lo, uintptr_t hi) {
+  int n = 0;
+  for (uintptr_t at = lo; at < hi; n = n < 2 ? n + 1 : 2) {
+    const skn_win_region *q = t->regions;
+    while (q && !(at >= q->lo && at < q->hi)) q = q->next;
+    if (!q) return 0;
+    at = q->hi;
+  }
+  return n;
 }
 
-bool skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi) {
+int skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi) {
   skn_win_target *t = &w->t[target];
   skn_spin_lock(&t->regions_lock);
-  bool ok = (!t->dir_rkey || !t->dir_stale) && region_holding(t, lo, hi);
+  int n = (!t->dir_rkey || !t->dir_stale) ? regions_covering(t, lo, hi) : 0;
   skn_spin_unlock(&t->regions_lock);
-  if (ok || !t->dir_rkey) return ok;
-  dyn_fetch(w, target);
-  skn_spin_lock(&t->regions_lock);
-  ok = region_holding(t, lo, hi);
-  skn_spin_unlock(&t->regions_lock);
-  return ok;
+  if (!n && t->dir_rkey) {
+    dyn_fetch(w, target);
+    skn_spin_lock(&t->regions_lock);
+    n = regions_covering(t, lo, hi);
+    skn_spin_unlock(&t->regions_lock);
+  }
+  return n == 0 ? SKN_WIN_OUTSIDE : n == 1 || !t->dir_rkey ? SKN_WIN_COVERED : SKN_WIN_SPLIT;
 }
 
 void *skn_win_dyn_rkey(skn_win *w, int target, const char *addr) {

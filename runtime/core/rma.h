@@ -143,9 +143,13 @@ SKN_INTERNAL bool skn_win_test(skn_win *w, int me_rank, int n);
 #define SKN_WIN_DYN_MAX 64
 SKN_INTERNAL int skn_win_attach(skn_win *w, int me_rank, void *base, size_t size);
 SKN_INTERNAL bool skn_win_detach(skn_win *w, int me_rank, const void *base);
-/* Whether [lo, hi) lies inside one region attached at target (of another process:
- * reading its directory when the regions cached here do not hold it). */
-SKN_INTERNAL bool skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi);
+/* Whether [lo, hi) lies in memory attached at target (of another process: reading its
+ * directory when the regions cached here do not hold it): SKN_WIN_COVERED; adjacent
+ * regions together may cover it (contiguous memory attached in pieces, as MPICH allows)
+ * for a member of this process, not yet for one of another process, whose regions are
+ * separate registrations with a key each (SKN_WIN_SPLIT); SKN_WIN_OUTSIDE. */
+enum { SKN_WIN_OUTSIDE, SKN_WIN_COVERED, SKN_WIN_SPLIT };
+SKN_INTERNAL int skn_win_dynamic_covers(skn_win *w, int target, uintptr_t lo, uintptr_t hi);
 
 /* The predefined type every basic element of t has (its index in skn_dt_predefined), or
  * -1 when t mixes several. */

@@ -229,6 +229,7 @@ out:
  * its layout is contiguous (no copy at all), else the aggregation buffer. */
 typedef struct ent {
   int64_t lo, hi;
+  int64_t rlo; /* the run's end before it: it moves [rlo, hi) itself (none if rlo >= hi) */
   char *ptr;
   const skn_io_part *pt; /* staged through the buffer: the member, for the unpack of a read */
   int64_t spos;
@@ -293,6 +294,31 @@ static int rw_iov(int fd, bool wr, struct iovec *iov, int cnt, int64_t off, int6
   return 0;
 }
 
+/* After the read of a run of entries (sorted by offset; entry j received [rlo, hi), the
+ * bytes no earlier entry covered, up to `valid`): copies to every entry the bytes it
+ * shares with earlier ones from the entry that received them. rlo never decreases along
+ * the run, so the receiver of byte b is the last entry with rlo <= b. */
+static void overlap_copy(const ent *es, size_t ne, int64_t valid) {
+  for (size_t k = 1; k < ne; k++) {
+    const ent *e = &es[k];
+    int64_t shared = e->hi < e->rlo ? e->hi : e->rlo;
+    if (shared > valid) shared = valid;
+    for (int64_t b = e->lo; b < shared;) {
+      size_t lo = 0, hi = k; /* last j < k with es[j].rlo <= b */
+      while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (es[mid].rlo <= b) lo = mid;
+        else hi = mid;
+      }
+      const ent *s = &es[lo];
+      int64_t upto = s->hi < shared ? s->hi : shared;
+      char *to = e->ptr + (b - e->lo), *from = s->ptr + (b - s->lo);
+      if (to != from) memcpy(to, from, (size_t)(upto - b)); /* staged entries share the chunk buffer */
+      b = upto;
+    }
+  }
+}
+
 /* Aggregator work on file range [d0, d1), in chunks of at most cbuf_len bytes: the
  * covered ranges of all members sorted by offset, each run of adjacent ones moved by
  * one vectored system call straight to or from the members' buffers. */
@@ -330,7 +356,7 @@ static void aggregate(skn_io_part *const *parts, int n, int fd, bool wr, int64_t
           cap *= 2;
         }
         ent *e = &es[ne++];
-        *e = (ent){lo, hi, NULL, NULL, sp};
+        *e = (ent){lo, hi, lo, NULL, NULL, sp};
         if (pt->mt->contig) {
           e->ptr = (char *)pt->buf + sp;
         } else {
@@ -345,11 +371,15 @@ static void aggregate(skn_io_part *const *parts, int n, int fd, bool wr, int64_t
     int64_t valid = INT64_MAX; /* reads: end of file, once found */
     size_t i = 0;
     while (i < ne) {
-      /* a run of adjacent ranges; overlapping ones (erroneous for writes) are trimmed */
+      /* a run of adjacent ranges, each byte moved once: overlapping ones (erroneous for
+       * writes, common for reads: members reading the same data) are trimmed here, and
+       * a read copies the trimmed bytes from the entries that received them */
       int64_t start = es[i].lo, end = start;
+      size_t first = i;
       int cnt = 0;
       for (; i < ne && es[i].lo <= end; i++) {
         int64_t skip = end - es[i].lo;
+        es[i].rlo = end;
         if (es[i].hi <= end) continue;
         iov[cnt++] = (struct iovec){es[i].ptr + skip, (size_t)(es[i].hi - es[i].lo - skip)};
         end = es[i].hi;
@@ -360,6 +390,7 @@ static void aggregate(skn_io_part *const *parts, int n, int fd, bool wr, int64_t
         note_error(parts, n, rc);
         goto out;
       }
+      if (!wr) overlap_copy(es + first, i - first, start + got);
       if (!wr && got < end - start) {
         valid = start + got;
         note_eof(parts, n, valid);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -60,6 +61,28 @@ static bool is_count(const char *s) {
   for (; *s; s++)
     if (*s < '0' || *s > '9') return false;
   return true;
+}
+
+/* The positive count v given to `flag` (an option, or a variable ending in '='): digits
+ * only, and at most INT_MAX, what the runtime reads it into (99999999999 would be read as
+ * 1215752191). Names the flag and the kind of count when it is not one. */
+static long count_of(const char *flag, const char *v, const char *what) {
+  const char *sep = flag[strlen(flag) - 1] == '=' ? "" : " ";
+  if (!is_count(v)) {
+    fprintf(stderr, "skeinrun: %s%s%s: %s must be a positive integer\n", flag, sep, v, what);
+    exit(2);
+  }
+  errno = 0;
+  long n = strtol(v, NULL, 10);
+  if (errno == ERANGE || n > INT_MAX) {
+    fprintf(stderr, "skeinrun: %s%s%s: %s is too large (at most %d)\n", flag, sep, v, what, INT_MAX);
+    exit(2);
+  }
+  if (n < 1) {
+    fprintf(stderr, "skeinrun: %s%s%s: %s must be a positive integer\n", flag, sep, v, what);
+    exit(2);
+  }
+  return n;
 }
 
 /* True when the file mentions libskein.so (its DT_NEEDED entry): a program built with
@@ -366,15 +389,15 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
       const char *v = need(argc, argv, &i);
-      if (!is_count(v) || (nranks = strtol(v, NULL, 10)) < 1) die("the rank count must be a positive integer", v);
+      nranks = count_of(a, v, "the rank count");
       set("SKEIN_NP", v);
       ranks_given = true;
     } else if (!strcmp(a, "--procs")) {
       const char *v = need(argc, argv, &i);
-      if (!is_count(v) || (nprocs = strtol(v, NULL, 10)) < 1) die("the process count must be a positive integer", v);
+      nprocs = count_of(a, v, "the process count");
     } else if (!strcmp(a, "-w") || !strcmp(a, "--workers")) {
       const char *v = need(argc, argv, &i);
-      if (!is_count(v) || strtol(v, NULL, 10) < 1) die("the worker count must be a positive integer", v);
+      count_of(a, v, "the worker count");
       set("SKEIN_WORKERS", v);
     } else if (!strcmp(a, "--stack-size")) {
       set("SKEIN_STACK_SIZE", need(argc, argv, &i));
@@ -388,7 +411,7 @@ int main(int argc, char **argv) {
       set("SKEIN_DEADLOCK_MS", need(argc, argv, &i));
     } else if (!strcmp(a, "--timeout")) {
       const char *v = need(argc, argv, &i);
-      if (!is_count(v) || strtol(v, NULL, 10) < 1) die("the time limit must be a positive number of seconds", v);
+      count_of(a, v, "the time limit in seconds");
       set("SKEIN_TIMEOUT", v);
     } else if (!strcmp(a, "-x") || !strcmp(a, "--env")) {
       char *kv = strdup(need(argc, argv, &i));
@@ -421,20 +444,19 @@ int main(int argc, char **argv) {
   if (!tmo || !*tmo) {
     tmo = getenv("MPIEXEC_TIMEOUT");
     if (tmo && *tmo) {
-      if (!is_count(tmo) || strtol(tmo, NULL, 10) < 1) die("MPIEXEC_TIMEOUT must be a positive number of seconds", tmo);
+      count_of("MPIEXEC_TIMEOUT=", tmo, "the time limit in seconds");
       set("SKEIN_TIMEOUT", tmo);
     }
   }
   if (nprocs == 0) {
     const char *v = getenv("SKEIN_PROCS");
     nprocs = 1;
-    if (v && *v && (!is_count(v) || (nprocs = strtol(v, NULL, 10)) < 1))
-      die("SKEIN_PROCS must be a positive integer", v);
+    if (v && *v) nprocs = count_of("SKEIN_PROCS=", v, "the process count");
   }
   if (!ranks_given) {
     const char *v = getenv("SKEIN_NP");
     if (v && *v) {
-      if (!is_count(v) || (nranks = strtol(v, NULL, 10)) < 1) die("SKEIN_NP must be a positive integer", v);
+      nranks = count_of("SKEIN_NP=", v, "the rank count");
     } else {
       nranks = nprocs; /* one rank per process */
     }

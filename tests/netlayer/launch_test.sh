@@ -152,7 +152,14 @@ stdin) # process 0 gets the launcher's stdin, the others /dev/null
 usage)
   run "$SKEINRUN" --procs 0 "$PROG"; expect_rc 2; expect_err 'process count must be a positive integer'
   run "$SKEINRUN" -n 2 --procs 4 "$PROG"; expect_rc 2; expect_err '4 processes need at least 4 ranks'
-  run env SKEIN_PROCS=x "$SKEINRUN" "$PROG"; expect_rc 2; expect_err 'SKEIN_PROCS must be a positive integer'
+  run env SKEIN_PROCS=x "$SKEINRUN" "$PROG"; expect_rc 2; expect_err 'SKEIN_PROCS=x: the process count must be a positive integer'
+  # counts that do not fit in the runtime's int are refused, naming the flag (issue 31)
+  run "$SKEINRUN" -n 99999999999 "$PROG"; expect_rc 2; expect_err '^skeinrun: -n 99999999999: the rank count is too large'
+  run "$SKEINRUN" --workers 4294967297 "$PROG"; expect_rc 2; expect_err '^skeinrun: --workers 4294967297: the worker count is too large'
+  run "$SKEINRUN" --procs 99999999999999999999 "$PROG"; expect_rc 2; expect_err '^skeinrun: --procs 9+: the process count is too large'
+  run "$SKEINRUN" --timeout 2147483648 "$PROG"; expect_rc 2; expect_err '^skeinrun: --timeout 2147483648: the time limit in seconds is too large'
+  run env MPIEXEC_TIMEOUT=5000000000 "$SKEINRUN" "$PROG"; expect_rc 2; expect_err '^skeinrun: MPIEXEC_TIMEOUT=5000000000: the time limit'
+  run env SKEIN_NP=3000000000 "$SKEINRUN" "$PROG"; expect_rc 2; expect_err '^skeinrun: SKEIN_NP=3000000000: the rank count is too large'
   run "$SKEINRUN" --procs 2 no-such-program-here; expect_rc 2; expect_err 'program not found'
   run "$SKEINRUN" --procs 2 /nonexistent/prog; expect_rc 127; expect_err 'cannot run /nonexistent/prog'
   printf 'not a program\n' >"$work/junk"; chmod +x "$work/junk" # executable, but exec fails

@@ -110,6 +110,14 @@ mpi_kill9) # a process dies of SIGKILL mid-traffic: the survivors end the job wi
     echo "UCX_TLS=$tls: the job ended $after ms after the kill"
     grep -E 'lost process' "$err" | head -3
   done ;;
+mpi_lost_once) # a process of four dies: one "lost process" line for it, not one per survivor
+  run env UCX_TLS=tcp "$SKEINRUN" -n 4 --procs 4 "$KILL9"
+  note "4 processes, process 2 killed"
+  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "exit code $rc after losing a process"
+  expect_err '^skein: lost process 2 \(rank 2, node [0-9]+, host [^)]+\): .+; ending the job$'
+  n=$(grep -c 'lost process' "$err")
+  [[ $n -eq 1 ]] || fail "$n 'lost process' lines, expected 1"
+  ! grep -q 'UCX transport: process [0-9]* failed' "$err" || fail "the transport's line repeats the report" ;;
 mpi_netns) # two "hosts": network namespaces joined by a veth pair, UCX over tcp on it
   [[ $(id -u) -eq 0 ]] || skip "network namespaces need root"
   command -v ip >/dev/null || skip "iproute2 (ip) is not installed"
