@@ -3,8 +3,8 @@
  * Knows nothing of policy: which queue to take from, and when, is the scheduler's choice
  * (sched.c). Owner and
  * thieves alike hold the lock for a few loads and stores; nothing blocks under it.
- * `head` and `pops` are also read without the lock, as hints (a thief looking for work,
- * the watchdog), hence their relaxed atomic stores. */
+ * `head`, `pushes` and `pops` are also read without the lock, as hints (a thief looking
+ * for work, the watchdog), hence their relaxed atomic stores. */
 #ifndef SKN_SCHED_READYQ_H
 #define SKN_SCHED_READYQ_H
 
@@ -18,18 +18,21 @@ typedef struct skn_readyq_node {
 typedef struct skn_readyq {
   skn_spinlock lock;
   skn_readyq_node *head, *tail; /* tail means something only while head is set */
-  uint32_t pops;              /* bumped by every pop: a thief sees whether the head moves */
+  uint32_t pushes, pops; /* units ever queued and taken: a thief that saw pushes - pops
+                            units queued, and fewer pops since, knows one of them still waits */
 } skn_readyq;
 
 static inline bool skn_readyq_nonempty(const skn_readyq *p) { return __atomic_load_n(&p->head, __ATOMIC_RELAXED) != NULL; }
 static inline uint32_t skn_readyq_pops(const skn_readyq *p) { return __atomic_load_n(&p->pops, __ATOMIC_RELAXED); }
+static inline uint32_t skn_readyq_pushes(const skn_readyq *p) { return __atomic_load_n(&p->pushes, __ATOMIC_RELAXED); }
 
-/* Appends the chain first..last (linked through `next`); lock held. */
-static inline void skn_readyq_append_locked(skn_readyq *p, skn_readyq_node *first, skn_readyq_node *last) {
+/* Appends the chain first..last of n nodes (linked through `next`); lock held. */
+static inline void skn_readyq_append_locked(skn_readyq *p, skn_readyq_node *first, skn_readyq_node *last, uint32_t n) {
   last->next = NULL;
   if (p->head) p->tail->next = first;
   else __atomic_store_n(&p->head, first, __ATOMIC_RELAXED);
   p->tail = last;
+  __atomic_store_n(&p->pushes, p->pushes + n, __ATOMIC_RELAXED);
 }
 
 /* Removes and returns the first node, or NULL; lock held. */

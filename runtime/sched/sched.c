@@ -8,9 +8,10 @@
  * run again and the stall hook (the deadlock report) runs.
  *
  * Stealing (the policy; the queues know nothing of it): an idle worker takes the first
- * movable unit of another worker's ready queue once its head has not moved for
- * STEAL_AFTER_NS, i.e. a ready unit has waited that long behind a running one. Looking
- * costs the victim nothing; the thief's take is one lock of the victim's queue. */
+ * movable unit of another worker's ready queue once a ready unit has waited there
+ * STEAL_AFTER_NS behind a running one (the queue is FIFO: of the units queued when the
+ * thief looked, fewer have been taken since than there were). Looking costs the victim
+ * nothing; the thief's take is one lock of the victim's queue. */
 #define _GNU_SOURCE
 #include "sched.h"
 
@@ -55,6 +56,7 @@ static struct {
   skn_sched_hooks hooks;
   skn_worker *workers;
   bool running;
+  bool slow_switch;        /* steal or stats: switch_prepare_slow has work */
   _Atomic(int) live;       /* ULTs not yet ended: workers leave when none is left */
   _Atomic(int) idle_sleepers; /* workers asleep with nothing to steal (stealing on) */
   _Atomic(int) busy __attribute__((aligned(SKN_CACHELINE)));
@@ -106,22 +108,30 @@ static void account_switch(skn_worker *w, skn_unit *from, skn_unit *to) {
  * unit `from` only once its registers are saved (the switch clears it after the save).
  * Nothing after skn_ctx_switch may use state of the kernel thread taken before it: the
  * unit that resumes there may be on another worker. */
-static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
-  bool moves = moves_on();
-  if (to && moves) {
+/* What a switch does only when units move or are timed; returns the mark the context
+ * switch clears once `from` is saved. */
+static _Atomic(uint8_t) *switch_prepare_slow(skn_worker *w, skn_unit *from, skn_unit *to) {
+  if (sched_state.cfg.stats) account_switch(w, from, to);
+  if (!moves_on()) return NULL;
+  if (to) {
     /* A unit made ready on another worker (woken just after it blocked, moved) may not be
      * saved yet: a few instructions at most. */
     while (SKN_UNLIKELY(atomic_load_explicit(&to->on_cpu, memory_order_acquire))) skn_cpu_relax();
     SKN_TSAN_ACQUIRE(&to->on_cpu);
     atomic_store_explicit(&to->on_cpu, 1, memory_order_relaxed);
   }
+  if (!from) return NULL;
+  SKN_TSAN_RELEASE(&from->on_cpu); /* what the thief reads after seeing the mark clear */
+  return &from->on_cpu;
+}
+
+static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
+  _Atomic(uint8_t) *saved = NULL;
+  if (SKN_UNLIKELY(sched_state.slow_switch)) saved = switch_prepare_slow(w, from, to);
   void **save = from ? &from->sp : &w->sched_sp;
   void *load = to ? to->sp : w->sched_sp;
-  _Atomic(uint8_t) *saved = from && moves ? &from->on_cpu : NULL;
-  if (SKN_UNLIKELY(sched_state.cfg.stats)) account_switch(w, from, to);
   if (from) from->err = *w->errno_loc;
   if (to) *w->errno_loc = to->err;
-  if (saved) SKN_TSAN_RELEASE(saved); /* what the thief reads after seeing the mark clear */
   skn_sched_current_tls = to;
   atomic_store_explicit(&w->current, to, memory_order_relaxed);
   if (to)
@@ -161,7 +171,7 @@ static inline skn_unit *unit_of(skn_readyq_node *n) { return (skn_unit *)n; } /*
 static inline bool ready_push(skn_worker *w, skn_unit *u) {
   own_lock(w);
   bool queue = w->ready.head != NULL;
-  skn_readyq_append_locked(&w->ready, &u->link, &u->link);
+  skn_readyq_append_locked(&w->ready, &u->link, &u->link, 1);
   own_unlock(w);
   return queue;
 }
@@ -173,12 +183,13 @@ static void drain_inbox_locked(skn_worker *w) {
   SKN_TSAN_ACQUIRE(&w->inbox); /* base.h: the exchange may be made inside a TSan interceptor */
   if (!list) return;
   skn_readyq_node *rev = NULL, *last = &list->link; /* the inbox is LIFO: reverse to keep wake order */
-  for (skn_readyq_node *n = &list->link, *next; n; n = next) {
+  uint32_t k = 0;
+  for (skn_readyq_node *n = &list->link, *next; n; n = next, k++) {
     next = n->next;
     n->next = rev;
     rev = n;
   }
-  skn_readyq_append_locked(&w->ready, rev, last);
+  skn_readyq_append_locked(&w->ready, rev, last, k);
 }
 
 /* ------------------------------------------------------------------ timers
@@ -220,10 +231,11 @@ static void fire_timers(skn_worker *w) {
 static inline skn_unit *ready_pop(skn_worker *w) {
   if (SKN_UNLIKELY(w->timers != NULL)) fire_timers(w);
   if (!skn_sched_worker_has_ready(w)) return NULL;
-  own_lock(w);
+  bool locked = moves_on(); /* one test: own_lock's would be read twice around the stores */
+  if (locked) skn_spin_lock(&w->ready.lock);
   if (!w->ready.head) drain_inbox_locked(w);
   skn_readyq_node *n = skn_readyq_pop_locked(&w->ready);
-  own_unlock(w);
+  if (locked) skn_spin_unlock(&w->ready.lock);
   return n ? unit_of(n) : NULL;
 }
 
@@ -276,6 +288,10 @@ static inline void inbox_push(skn_worker *w, skn_unit *u) {
 static inline __attribute__((always_inline)) void make_ready(skn_unit *u) {
   skn_worker *w = skn_sched_unit_worker(u);
   if (w == tls_worker) {
+    if (SKN_LIKELY(!moves_on())) {
+      skn_readyq_append_locked(&w->ready, &u->link, &u->link, 1); /* nobody else touches it */
+      return;
+    }
     /* Two units now wait behind the one running: a worker asleep may want one. (One
      * alone is the ping-pong of two units of a worker, which runs it next.) */
     if (ready_push(w, u) && SKN_UNLIKELY(atomic_load_explicit(&sched_state.idle_sleepers, memory_order_relaxed) > 0))
@@ -508,7 +524,7 @@ void skn_sched_yield(void) {
     own_lock(w);
     drain_inbox_locked(w);
     if ((next = skn_readyq_pop_locked(&w->ready)))
-      skn_readyq_append_locked(&w->ready, &me->link, &me->link); /* behind every other ready unit */
+      skn_readyq_append_locked(&w->ready, &me->link, &me->link, 1); /* behind every other ready unit */
     own_unlock(w);
   }
   if (!next) {
@@ -570,9 +586,12 @@ static bool victim_stalled(skn_worker *w, skn_worker *v, uint64_t *now) {
     return false;
   }
   if (!*now) *now = skn_now_ns();
-  uint32_t pops = skn_readyq_pops(&v->ready);
-  if (!w->seen_at[v->id] || pops != w->seen_pops[v->id]) {
+  /* FIFO: the units queued when w last looked have not all been taken since, so one of
+   * them has waited at least that long (woken units still in the inbox count as one) */
+  uint32_t pops = skn_readyq_pops(&v->ready), queued = skn_readyq_pushes(&v->ready) - pops;
+  if (!w->seen_at[v->id] || pops - w->seen_pops[v->id] >= w->seen_len[v->id]) {
     w->seen_pops[v->id] = pops;
+    w->seen_len[v->id] = queued ? queued : 1;
     w->seen_at[v->id] = *now;
     return false;
   }
@@ -739,6 +758,7 @@ int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
   else memset(&sched_state.hooks, 0, sizeof sched_state.hooks);
   int n = sched_state.cfg.nworkers;
   if (n == 1) sched_state.cfg.steal = false;
+  sched_state.slow_switch = sched_state.cfg.steal || sched_state.cfg.stats;
   atomic_store(&sched_state.live, 0);
   atomic_store(&sched_state.idle_sleepers, 0);
   sched_state.workers = aligned_alloc(SKN_CACHELINE, sizeof(skn_worker) * (size_t)n);
@@ -750,8 +770,9 @@ int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
     w->numa = sched_state.cfg.steal ? skn_hwtopo_numa_of_worker(i) : 0;
     if (sched_state.cfg.steal) {
       w->seen_pops = calloc((size_t)n, sizeof *w->seen_pops);
+      w->seen_len = calloc((size_t)n, sizeof *w->seen_len);
       w->seen_at = calloc((size_t)n, sizeof *w->seen_at);
-      if (!w->seen_pops || !w->seen_at) return -1;
+      if (!w->seen_pops || !w->seen_len || !w->seen_at) return -1;
     }
   }
   return 0;

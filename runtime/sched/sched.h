@@ -45,7 +45,8 @@ typedef struct skn_worker {
   void *sched_sp;            /* the worker's own context while a unit runs */
   int *errno_loc;            /* its kernel thread's errno (units' errno is swapped in) */
   struct skn_unit *exited;   /* ended unit whose stack the worker context frees */
-  uint32_t *seen_pops;       /* per victim: its ready queue's pops when this worker last looked */
+  uint32_t *seen_pops, *seen_len; /* per victim: its queue's pops and length when this
+                                     worker last looked */
   uint64_t *seen_at;         /* ... and since when (skn_now_ns) they have not changed */
   uint64_t steals;           /* units this worker took from others (statistics) */
   uint64_t idle_ns, idle_from; /* time spent idle, and since when (statistics) */

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <thread>
 #include <vector>
 
@@ -157,6 +158,49 @@ TEST(Sched, AdoptedKernelThreadWaitsOnFutex) {
     t.join();
   });
   EXPECT_EQ(seen.load(), 1);
+}
+
+// Stealing on, every unit placed on worker 0: worker 1 takes units that wait behind a
+// running one; each unit's errno comes back with it after every switch, moved or not;
+// a pinned unit never moves.
+TEST(Sched, IdleWorkerStealsQueuedUnitsWhichKeepTheirErrno) {
+  skn_sched_config cfg{};
+  cfg.nworkers = 2;
+  cfg.stack_size = 256 << 10;
+  cfg.spin_iters = 2000;
+  cfg.stall_ms = 5000;
+  cfg.steal = true;
+  ASSERT_EQ(skn_sched_init(&cfg, nullptr), 0);
+  struct Ctx {
+    int id;
+    std::atomic<int> *moved, *bad_errno, *pinned_moved;
+  };
+  const int n = 6;
+  std::atomic<int> moved{0}, bad_errno{0}, pinned_moved{0};
+  std::vector<Ctx> ctxs(n);
+  for (int i = 0; i < n; i++) {
+    ctxs[i] = {i, &moved, &bad_errno, &pinned_moved};
+    ASSERT_NE(skn_sched_spawn(0, [](void *p) {
+      auto *c = static_cast<Ctx *>(p);
+      skn_unit *me = skn_sched_self();
+      bool pin = c->id == 0;
+      if (pin) skn_sched_pin(me);
+      for (int round = 0; round < 20; round++) {
+        uint64_t t0 = skn_now_ns();
+        while (skn_now_ns() - t0 < 300000) { /* 0.3 ms of work: others wait behind it */ }
+        int w = skn_sched_worker_id();
+        errno = 1000 + c->id * 100 + round;
+        skn_sched_yield();
+        if (errno != 1000 + c->id * 100 + round) (*c->bad_errno)++;
+        if (skn_sched_worker_id() != w) (pin ? *c->pinned_moved : *c->moved)++;
+      }
+      if (pin) skn_sched_unpin(me);
+    }, &ctxs[i], nullptr), nullptr);
+  }
+  skn_sched_run();
+  EXPECT_GT(moved.load(), 0) << "no unit was stolen by the idle worker";
+  EXPECT_EQ(bad_errno.load(), 0);
+  EXPECT_EQ(pinned_moved.load(), 0);
 }
 
 TEST(Sched, GuardPageLookupFindsTheUnit) {
