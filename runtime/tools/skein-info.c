@@ -19,6 +19,10 @@ int main(void) {
   printf("ranks:          %d (SKEIN_NP, skeinrun -n)\n", c.nranks);
   printf("workers:        %d of %d usable cores (SKEIN_WORKERS, skeinrun --workers), %s\n", workers,
          skn_hwtopo_ncores(), c.bind ? "pinned" : "not pinned");
+  printf("balance:        %s (SKEIN_BALANCE=steal|off; SKEIN_SCHEDSTATS=1 reports moves)\n",
+         workers < 2 ? "none (one worker)"
+         : c.steal ? "steal: an idle worker takes ranks that wait behind a running one on another worker"
+                   : "off: ranks stay on the worker they were placed on");
   printf("stack per rank: %zu KiB virtual, guard page below (SKEIN_STACK_SIZE)\n", c.stack_size >> 10);
   printf("tiny messages:  <= %d bytes inside the envelope\n", SKN_CELL_SIZE);
   printf("eager limit:    %zu bytes (SKEIN_EAGER_LIMIT); larger messages are copied once by the receiver\n",
