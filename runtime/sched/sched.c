@@ -120,9 +120,7 @@ static _Atomic(uint8_t) *switch_prepare_slow(skn_worker *w, skn_unit *from, skn_
     SKN_TSAN_ACQUIRE(&to->on_cpu);
     atomic_store_explicit(&to->on_cpu, 1, memory_order_relaxed);
   }
-  if (!from) return NULL;
-  SKN_TSAN_RELEASE(&from->on_cpu); /* what the thief reads after seeing the mark clear */
-  return &from->on_cpu;
+  return from ? &from->on_cpu : NULL;
 }
 
 static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
@@ -137,6 +135,9 @@ static inline void switch_to(skn_worker *w, skn_unit *from, skn_unit *to) {
   if (to)
     atomic_store_explicit(&w->switches, atomic_load_explicit(&w->switches, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+  /* after the last write to `from` (its errno), while TSan still runs it as `from`: what a
+   * worker that runs it next reads once the context switch clears the mark */
+  if (saved) SKN_TSAN_RELEASE(saved);
 #ifdef SKN_ASAN
   void **fake = (from && from->finished) ? NULL : (from ? &from->asan_fake_stack : &w->asan_fake_stack);
   if (to)
