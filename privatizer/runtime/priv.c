@@ -355,22 +355,23 @@ static void insert_obj(skn_rank *r, skn_priv_rank *pr, void *addr, void *copy) {
   pr->nobjs++;
 }
 
-static void *lookup(skn_rank *r, void *addr, unsigned long size) {
+/* The rank's copy of the object known as `key`, made from the bytes at addr. */
+static void *lookup(skn_rank *r, void *key, const void *addr, unsigned long size) {
   skn_priv_rank *pr = r->priv;
   if (!pr) {
     delta_slow_alloc(r);
     pr = r->priv;
   }
   skn_spin_lock(&pr->lock);
-  if (pr->cap_objs && pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)].addr) {
-    void *c = pr->objs[obj_slot(pr->objs, pr->cap_objs, addr)].copy;
+  if (pr->cap_objs && pr->objs[obj_slot(pr->objs, pr->cap_objs, key)].addr) {
+    void *c = pr->objs[obj_slot(pr->objs, pr->cap_objs, key)].copy;
     skn_spin_unlock(&pr->lock);
     return c;
   }
   void *c = malloc(size ? size : 1);
   if (!c) skn_fatal("rank %d: out of memory for its privatized objects", r->world_rank);
   memcpy(c, addr, size);
-  insert_obj(r, pr, addr, c);
+  insert_obj(r, pr, key, c);
   skn_spin_unlock(&pr->lock);
   return c;
 }
@@ -438,12 +439,14 @@ SKN_EXPORT void *skein_priv_local(void *key, unsigned long size, unsigned long a
 SKN_EXPORT void *skein_priv_addr(void *addr, unsigned long size) {
   skn_rank *r = skn_rank_self();
   if (!r || r->state == SKN_RANK_EXITED) return addr;
-  return lookup(r, addr, size);
+  return lookup(r, addr, addr, size);
 }
 
 SKN_EXPORT void *skein_priv_tls(void *addr, unsigned long size) {
   skn_unit *u = skn_sched_self();
   skn_rank *r = u ? (skn_rank *)u->owner : NULL;
   if (!r || u != r->unit || r->state == SKN_RANK_EXITED) return addr;
-  return lookup(r, addr, size);
+  /* keyed by its place in a worker's TLS, not its address: a rank that moved to another
+   * worker finds its copy from either thread's address of the variable */
+  return lookup(r, (void *)skn_sched_tls_key(addr), addr, size);
 }

@@ -404,9 +404,18 @@ static inline skn_unit *lock_holder(void) {
   return me && me->kind == SKN_UNIT_ULT ? me : NULL;
 }
 
+static inline void lock_pin(skn_unit *me) {
+  me->lock_pins++;
+  skn_sched_pin(me);
+}
+static inline void lock_unpin(skn_unit *me) {
+  me->lock_pins--;
+  skn_sched_unpin(me);
+}
+
 static inline int mutex_locked(pthread_mutex_t *m, int rc) {
   skn_unit *me;
-  if (rc == 0 && SKN_UNLIKELY(owner_checked(m)) && (me = lock_holder())) skn_sched_pin(me);
+  if (rc == 0 && (me = lock_holder()) && SKN_UNLIKELY(owner_checked(m))) lock_pin(me);
   return rc;
 }
 
@@ -452,11 +461,13 @@ SKN_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, cons
 }
 
 static int mutex_unlock(pthread_mutex_t *m) {
-  bool checked = owner_checked(m); /* read while we own it */
+  /* The mutex is read only by a ULT holding pinning locks, and while it owns it (under
+   * TSan the interceptor has already released it: another thread's free after its own
+   * lock would be reported against any read here). */
+  skn_unit *me = lock_holder();
+  bool checked = me && SKN_UNLIKELY(me->lock_pins) && owner_checked(m);
   int rc = SKN_REAL(pthread_mutex_unlock)(m);
-  skn_unit *me;
-  if (rc == 0 && SKN_UNLIKELY(checked) && (me = lock_holder()) && atomic_load_explicit(&me->pinned, memory_order_relaxed))
-    skn_sched_unpin(me);
+  if (rc == 0 && checked) lock_unpin(me);
   ow_wake(m);
   return rc;
 }
@@ -513,7 +524,7 @@ SKN_EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
  * id it recorded, so the writer stays on its worker until it unlocks. Readers need not. */
 static inline int wrlocked(int rc) {
   skn_unit *me;
-  if (rc == 0 && (me = lock_holder())) skn_sched_pin(me);
+  if (rc == 0 && (me = lock_holder())) lock_pin(me);
   return rc;
 }
 SKN_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return wrlocked(SKN_REAL(pthread_rwlock_wrlock)(l)); }
@@ -526,9 +537,9 @@ SKN_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, 
 }
 SKN_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
   skn_unit *me = lock_holder();
-  bool writer = me && atomic_load_explicit((_Atomic(int) *)&l->__data.__cur_writer, memory_order_relaxed) == gettid();
+  bool writer = me && me->lock_pins && atomic_load_explicit((_Atomic(int) *)&l->__data.__cur_writer, memory_order_relaxed) == gettid();
   int rc = SKN_REAL(pthread_rwlock_unlock)(l);
-  if (rc == 0 && writer && atomic_load_explicit(&me->pinned, memory_order_relaxed)) skn_sched_unpin(me);
+  if (rc == 0 && writer) lock_unpin(me);
   return rc;
 }
 

@@ -433,13 +433,14 @@ int skn_io_coll(skn_comm *local, int lrank, int fd, bool wr, skn_io_part *mine, 
   if (naggr > n) naggr = n;
   if (naggr < 1) naggr = 1;
   /* Which aggregator the caller is: the first members on distinct workers (ranks on one
-   * worker would take turns), then other members spread evenly. */
+   * worker would take turns), then other members spread evenly. Every member must reach
+   * the same answer: by the worker each was placed on (home), which moves do not change. */
   int k = -1, nw = skn_sched_nworkers(), picked = 0;
   bool *taken = calloc((size_t)n + (size_t)nw, sizeof *taken), *wused = taken ? taken + n : NULL;
   if (!taken) skn_fatal("out of memory in a collective file access");
   for (int j = 0; j < n && picked < naggr; j++) {
     const skn_unit *u = local->members[j]->unit;
-    int w = skn_sched_unit_worker_id(u);
+    int w = u ? u->home : 0;
     if (w < 0 || w >= nw || wused[w]) continue;
     wused[w] = taken[j] = true;
     if (j == lrank) k = picked;

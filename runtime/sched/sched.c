@@ -703,6 +703,9 @@ static void wake_all_workers(void) {
 static void worker_loop(skn_worker *w) {
   tls_worker = w;
   w->errno_loc = &errno;
+  const char *tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp)); /* x86-64: the TCB's first word points to itself */
+  atomic_store_explicit(&w->tp, tp, memory_order_relaxed);
   w->idle_from = skn_now_ns();
   atomic_store_explicit(&w->tid, (int)gettid(), memory_order_relaxed);
   skn_sched_current_tls = NULL;
@@ -782,6 +785,21 @@ int skn_sched_init(const skn_sched_config *cfg, const skn_sched_hooks *hooks) {
 int skn_sched_nworkers(void) { return sched_state.cfg.nworkers; }
 
 int skn_sched_worker_id(void) { return tls_worker ? tls_worker->id : -1; }
+
+/* Static TLS (x86-64, TLS variant II) is below the thread pointer, within the size of the
+ * initial modules' TLS; a bound well above any real size (the program's thread_locals
+ * live there) and below the distance between two workers' stacks. */
+#define STATIC_TLS_MAX (4ul << 20)
+
+uintptr_t skn_sched_tls_key(const void *addr) {
+  const char *a = addr, *best = NULL;
+  for (int i = 0; i < sched_state.cfg.nworkers; i++) {
+    const char *tp = atomic_load_explicit(&sched_state.workers[i].tp, memory_order_relaxed);
+    if (tp && tp > a && (!best || tp < best)) best = tp;
+  }
+  if (!best || (uintptr_t)(best - a) > STATIC_TLS_MAX) return (uintptr_t)addr;
+  return ~(uintptr_t)(best - a); /* top of the address space: no object lives there */
+}
 
 skn_unit *skn_sched_spawn(int worker, void (*fn)(void *), void *arg, void *owner) {
   return skn_sched_spawn_sized(worker, fn, arg, owner, sched_state.cfg.stack_size);

@@ -44,6 +44,7 @@ typedef struct skn_worker {
   int numa;                  /* NUMA node of its core: units are stolen within a node */
   void *sched_sp;            /* the worker's own context while a unit runs */
   int *errno_loc;            /* its kernel thread's errno (units' errno is swapped in) */
+  _Atomic(const char *) tp;  /* its thread pointer: static TLS lies just below it */
   struct skn_unit *exited;   /* ended unit whose stack the worker context frees */
   uint32_t *seen_pops, *seen_len; /* per victim: its queue's pops and length when this
                                      worker last looked */
@@ -77,6 +78,7 @@ typedef struct skn_unit {
   _Atomic(uint8_t) on_cpu;   /* ULT: set by the worker that switches to it, cleared once its
                                 context is saved; a thief runs it only after that */
   _Atomic(uint32_t) pinned;  /* > 0: must stay on its worker (skn_sched_pin) */
+  uint32_t lock_pins;        /* of those, the locks it holds (boot/blocking.c); its own */
   int err;                   /* its errno while switched out */
   _Atomic(struct skn_worker *) worker; /* ULT: the worker that runs it (skn_sched_unit_worker) */
   struct skn_unit *parent;   /* helper ULT: the unit it keeps pinned while it lives */
@@ -215,6 +217,11 @@ SKN_INTERNAL void skn_sched_release_thread(void);
 
 /* The ULT whose guard page contains addr, or NULL. Async-signal-safe. */
 SKN_INTERNAL skn_unit *skn_sched_unit_by_guard(const void *addr);
+/* A key for a thread-local variable at addr that is the same on every worker: its offset
+ * below the thread pointer of the worker whose static TLS holds it (the closest above it),
+ * tagged; addr itself when no worker's static TLS holds it. */
+SKN_INTERNAL uintptr_t skn_sched_tls_key(const void *addr);
+
 /* Index of the calling thread's worker, or -1. */
 SKN_INTERNAL int skn_sched_worker_id(void);
 
