@@ -427,8 +427,10 @@ static bool dims_mpich(int R, int k, int *out) {
   divs[0] = 1;
   for (int j = 0; j < nf; j++) {
     int base = nd;
-    for (int c = 1, pw = f[j].val; c <= f[j].cnt; c++, pw *= f[j].val)
+    for (int c = 1, pw = f[j].val; c <= f[j].cnt; c++) {
       for (int i = 0; i < base; i++) divs[nd++] = divs[i] * pw;
+      if (c < f[j].cnt) pw *= f[j].val; /* not past the last power: it may not fit an int */
+    }
   }
   qsort(divs, (size_t)nd, sizeof *divs, int_cmp);
   /* first guess: one prime per dimension from the largest, each further prime to the
