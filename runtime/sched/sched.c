@@ -82,9 +82,9 @@ static _Atomic(ult_record *) ult_records;
 
 /* ------------------------------------------------------------------ switching */
 
-/* Units move only with stealing on (skn_sched_move_to too): otherwise nobody but a worker
+/* Units move only with stealing on: otherwise nobody but a worker
  * touches its queue and runs its units, and the owner's side takes no lock and keeps no
- * on_cpu mark (the plain ping-pong of two units of one worker: 456 -> 412 instructions
+ * on_cpu mark (the plain ping-pong of two units of one worker: 456 -> 452 instructions
  * per message pair). */
 static inline bool moves_on(void) { return sched_state.cfg.steal; }
 static inline void own_lock(skn_worker *w) {
@@ -874,16 +874,6 @@ skn_unit *skn_sched_spawn_helper(skn_unit *parent, void (*fn)(void *), void *arg
   skn_unit *u = spawn_unit(w->id, fn, arg, parent->owner, stack_size, parent);
   if (!u) skn_sched_unpin(parent);
   return u;
-}
-
-void skn_sched_move_to(skn_unit *me, int to) {
-  if (!moves_on() || !skn_sched_can_switch(me) || to < 0 || to >= sched_state.cfg.nworkers) return;
-  skn_worker *w = skn_sched_unit_worker(me), *t = &sched_state.workers[to];
-  if (t == w || atomic_load_explicit(&me->pinned, memory_order_relaxed)) return;
-  atomic_store_explicit(&me->worker, t, memory_order_relaxed);
-  me->moves++;
-  inbox_push(t, me); /* t runs it once the switch below has saved it */
-  switch_to(w, me, ready_pop(w));
 }
 
 void skn_sched_worker_stats_of(int worker, skn_sched_worker_stats *out) {

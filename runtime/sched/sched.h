@@ -200,10 +200,6 @@ SKN_INTERNAL skn_unit *skn_sched_spawn_helper(skn_unit *parent, void (*fn)(void 
 static inline void skn_sched_pin(skn_unit *me) { atomic_fetch_add_explicit(&me->pinned, 1, memory_order_relaxed); }
 static inline void skn_sched_unpin(skn_unit *me) { atomic_fetch_sub_explicit(&me->pinned, 1, memory_order_relaxed); }
 
-/* Moves the calling ULT to worker `to` (same process) and returns there; nothing when
- * moves are off (skn_sched_config.steal) or the unit is pinned. */
-SKN_INTERNAL void skn_sched_move_to(skn_unit *me, int to);
-
 /* Scheduler statistics (skn_sched_config.stats): per worker, the time it was idle and the
  * units it stole; units keep their own run_ns and moves. */
 typedef struct skn_sched_worker_stats {
